@@ -1,0 +1,28 @@
+# The two commands of the README. Both do all the set-up on a fresh Debian 12
+# machine (packages, configure, build); `make test` then runs the whole suite.
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+SCENARIO ?= scenarios/quickstart.yaml
+
+.PHONY: run test build deps configure bench clean
+
+run: build
+	$(BUILD)/tools/ibfab run $(SCENARIO)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/bench/ibfab_bench
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+configure: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DIBFAB_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang
+
+deps:
+	@scripts/setup-deps.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ibfab needs to build, test and benchmark.
+# Idempotent: when every package is already present it prints nothing and
+# returns in well under a second (one dpkg-query call, no apt-get).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake pkg-config clang libclang-rt-14-dev
+  # libraries
+  libgtest-dev libgmock-dev libbenchmark-dev libboost-graph-dev
+  libyaml-cpp-dev libcli11-dev libpcap-dev
+  # rdma-core headers and libraries (the ABI the drop-in libraries follow)
+  libibverbs-dev librdmacm-dev libibumad-dev libibmad-dev
+  # real programs the tests run against the model
+  tshark infiniband-diags opensm ibverbs-utils rdmacm-utils perftest
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == installed ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "setup-deps: missing Debian packages: ${missing[*]}" >&2
+  echo "setup-deps: run this script as root (or install them) and retry" >&2
+  exit 1
+fi
+
+echo "setup-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer once, non-interactively.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,80 @@
+#pragma once
+// Storage for scheduled events: fixed-size records in chunks that never
+// move, recycled through a free list. Scheduling and running an event touch
+// no allocator once the pool has grown to the simulation's working set.
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "sim/event_handle.h"
+#include "sim/inline_callback.h"
+#include "sim/scheduler.h"
+
+namespace ibfab::sim {
+
+struct EventRecord {
+  static constexpr std::size_t kCapacity = 48;  // bytes of captured state
+  alignas(16) unsigned char storage[kCapacity];
+  const CallbackOps* ops = nullptr;  // null: free, cancelled, or running
+  uint32_t generation = 1;           // bumped whenever the event ends
+  uint32_t next_free = 0;
+};
+static_assert(sizeof(EventRecord) == 64, "one event record per cache line");
+
+class EventPool {
+ public:
+  EventRecord& at(uint32_t slot) { return chunks_[slot >> kChunkBits][slot & kChunkMask]; }
+  const EventRecord& at(uint32_t slot) const {
+    return chunks_[slot >> kChunkBits][slot & kChunkMask];
+  }
+
+  uint32_t acquire() {
+    if (free_head_ == kNone) add_chunk();
+    const uint32_t slot = free_head_;
+    free_head_ = at(slot).next_free;
+    return slot;
+  }
+
+  void release(uint32_t slot) {
+    at(slot).next_free = free_head_;
+    free_head_ = slot;
+  }
+
+  // Ends the event in `slot` without running it: destroys its state and
+  // makes every handle to it stale. The slot stays out of the free list until
+  // release() (the scheduler still holds an entry for it).
+  void retire(uint32_t slot) {
+    EventRecord& r = at(slot);
+    if (r.ops && r.ops->destroy) r.ops->destroy(r.storage);
+    r.ops = nullptr;
+    bump(r);
+  }
+
+  static void bump(EventRecord& r) {
+    if (++r.generation == 0) r.generation = 1;
+  }
+
+  std::size_t capacity() const { return chunks_.size() << kChunkBits; }
+
+ private:
+  static constexpr unsigned kChunkBits = 10;
+  static constexpr uint32_t kChunkMask = (1u << kChunkBits) - 1;
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  void add_chunk() {
+    const std::size_t base = capacity();
+    if (base + (1u << kChunkBits) > QueueEntry::kMaxSlots)
+      throw std::length_error("ibfab: more than 2^24 events pending at once");
+    chunks_.push_back(std::make_unique<EventRecord[]>(std::size_t{1} << kChunkBits));
+    EventRecord* c = chunks_.back().get();
+    for (uint32_t i = 0; i <= kChunkMask; ++i)
+      c[i].next_free = i == kChunkMask ? free_head_ : static_cast<uint32_t>(base) + i + 1;
+    free_head_ = static_cast<uint32_t>(base);
+  }
+
+  std::vector<std::unique_ptr<EventRecord[]>> chunks_;
+  uint32_t free_head_ = kNone;
+};
+
+}  // namespace ibfab::sim

@@ -1,0 +1,1 @@
+# One ibfab_add_fuzzer(...) line per fuzz target.
