@@ -1,9 +1,9 @@
 #pragma once
 // A seeded, platform-independent random source: xoshiro256** seeded through
-// splitmix64. Every draw is defined by integer arithmetic (exponential()
-// also uses std::log), so the same seed gives the same stream everywhere the
-// C library's log is correctly rounded (glibc's is).
-#include <cmath>
+// splitmix64. Integer draws are pure integer arithmetic; exponential() is a
+// 256-layer ziggurat (Marsaglia and Tsang, 2000) whose tables and rare slow
+// path use std::exp/std::log, so streams are identical wherever the C
+// library's exp and log agree (the same glibc).
 #include <cstdint>
 
 namespace ibfab::sim {
@@ -61,7 +61,10 @@ class Rng {
   }
 
   // Exponentially distributed with the given mean.
-  double exponential(double mean) { return -mean * std::log1p(-uniform01()); }
+  double exponential(double mean) { return mean * standard_exponential(); }
+  // Exponentially distributed with mean 1 (ziggurat: one draw, one compare
+  // and one multiply about 98% of the time).
+  double standard_exponential();
 
   bool bernoulli(double p) { return uniform01() < p; }
 

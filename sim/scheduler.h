@@ -8,7 +8,9 @@
 // four to a cache line.
 //
 // Complexity of the implementations (n = pending events):
-//   BinaryHeapScheduler   insert O(log n), top O(1), pop O(log n)
+//   DaryHeapScheduler<D>  insert O(log_D n), top O(1), pop O(D log_D n)
+//   ("heap" = D 2, the default; "heap4", "heap8")
+//   LadderScheduler       insert O(1), pop O(1) amortised ("ladder")
 // Cancellation is not the scheduler's business: cancelled events stay in the
 // set as tombstones and the Simulator skips them when they surface.
 #include <cstdint>
@@ -26,9 +28,11 @@ struct QueueEntry {
   static constexpr uint64_t kMaxSeq = uint64_t{1} << (64 - kSlotBits);
 
   uint32_t slot() const { return static_cast<uint32_t>(order & (kMaxSlots - 1)); }
-  friend bool operator<(const QueueEntry& a, const QueueEntry& b) {
-    return a.when < b.when || (a.when == b.when && a.order < b.order);
+  // One 128-bit comparison (when is never negative in a queue).
+  unsigned __int128 key() const {
+    return static_cast<unsigned __int128>(static_cast<uint64_t>(when)) << 64 | order;
   }
+  friend bool operator<(const QueueEntry& a, const QueueEntry& b) { return a.key() < b.key(); }
 };
 
 class Scheduler {
@@ -39,13 +43,28 @@ class Scheduler {
   virtual std::size_t size() const = 0;
   virtual const QueueEntry& top() const = 0;  // precondition: !empty()
   virtual void pop() = 0;                     // precondition: !empty()
+  // The entry that will surface `ahead` pops from now, if the scheduler
+  // knows it cheaply (null otherwise). A hint for prefetching only.
+  virtual const QueueEntry* upcoming(std::size_t ahead) const {
+    return ahead == 0 && !empty() ? &top() : nullptr;
+  }
 };
 
-// A binary min-heap on a contiguous vector. pop() uses the bottom-up
-// variant: the hole at the root sinks to a leaf along the smaller children
-// (one comparison per level), then the last element sifts up from there.
-class BinaryHeapScheduler final : public Scheduler {
+// A D-ary min-heap (D = 2: the binary heap, the default) on one contiguous
+// array laid out so that the D children of every node share cache lines
+// (index 1 starts a line; children of i are D*i+1 .. D*i+D). pop() is the
+// bottom-up variant: the hole at the root sinks to a leaf along the smallest
+// child, chosen without branches, then the last element sifts up from there.
+template <unsigned D>
+class DaryHeapScheduler final : public Scheduler {
+  static_assert(D >= 2 && (D & (D - 1)) == 0, "arity must be a power of two");
+
  public:
+  DaryHeapScheduler() = default;
+  DaryHeapScheduler(const DaryHeapScheduler&) = delete;
+  DaryHeapScheduler& operator=(const DaryHeapScheduler&) = delete;
+  ~DaryHeapScheduler() override;
+
   void insert(QueueEntry e) override;
   bool empty() const override { return size_ == 0; }
   std::size_t size() const override { return size_; }
@@ -54,12 +73,20 @@ class BinaryHeapScheduler final : public Scheduler {
 
  private:
   void grow();
-  std::unique_ptr<QueueEntry[]> heap_;
+  QueueEntry* heap_ = nullptr;  // heap_[0] is the root
+  void* block_ = nullptr;       // owning allocation
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };
 
-// Builds a scheduler by name ("heap"); null for an unknown name.
+using BinaryHeapScheduler = DaryHeapScheduler<2>;
+using QuaternaryHeapScheduler = DaryHeapScheduler<4>;
+
+extern template class DaryHeapScheduler<2>;
+extern template class DaryHeapScheduler<4>;
+extern template class DaryHeapScheduler<8>;
+
+// Builds a scheduler by name ("heap", "heap4", "heap8", "ladder"); null for an unknown name.
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name);
 
 }  // namespace ibfab::sim

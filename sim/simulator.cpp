@@ -48,6 +48,12 @@ bool Simulator::next_entry(QueueEntry& out) {
   if (!heap) return false;
   out = scheduler_->top();
   scheduler_->pop();
+  // Records of events queued long ago are likely cache misses: start
+  // loading one a few events ahead, or the next one if that is all the
+  // scheduler can tell.
+  const QueueEntry* next = scheduler_->upcoming(kPrefetchAhead);
+  if (!next) next = scheduler_->upcoming(0);
+  if (next) __builtin_prefetch(&pool_.at(next->slot()));
   return true;
 }
 

@@ -83,6 +83,8 @@ class Simulator {
     return EventHandle{slot, r.generation};
   }
 
+  static constexpr std::size_t kPrefetchAhead = 8;
+
   void fifo_push(QueueEntry e);
   bool next_entry(QueueEntry& out);  // pops the earliest entry of heap and FIFO
   bool peek_when(int64_t& when);     // earliest pending time, skipping tombstones

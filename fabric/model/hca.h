@@ -1,0 +1,112 @@
+#pragma once
+// A channel adapter: 1 or 2 ports, QP0/QP1 with MAD agents registered on
+// them (kernel ib_mad semantics), and the UD data path: QPs, Q_Key and
+// P_Key checks, a multicast attach table per port, local loopback.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/model/mad_agent.h"
+#include "fabric/model/node.h"
+#include "fabric/model/ud_endpoint.h"
+
+namespace ibfab::fabric {
+
+class Hca final : public Node {
+ public:
+  // Device limits (ibv_query_device), chosen to match a ConnectX-class HCA.
+  static constexpr uint32_t kMaxMcastGroups = 2048;   // per port
+  static constexpr uint32_t kMaxQpsPerMcastGroup = 240;
+  static constexpr uint32_t kFirstQpn = 0x48;
+
+  Hca(Fabric& fabric, uint32_t index, const topo::NodeDesc& desc);
+
+  void receive(Port& in, PacketRef pkt) override;
+  void port_event(Port& port, PortEvent event) override;
+
+  // --- MAD agents (QP0 for SMP classes, QP1 for the others) ---
+  struct AgentSpec {
+    uint8_t port = 1;
+    uint8_t mgmt_class = 0;
+    uint8_t class_version = 1;
+    std::array<uint64_t, 2> methods{};  // unsolicited request methods taken (bit = method)
+  };
+  // Returns the agent id (> 0; it goes in bits 63:32 of the TIDs of the
+  // requests it sends), or 0 if another agent already takes one of these
+  // methods for this class and version on the port.
+  uint32_t register_agent(const AgentSpec& spec, MadAgent* agent);
+  bool unregister_agent(uint32_t id);
+  // Sends a 256-byte MAD from the agent's port. Requests (no response bit)
+  // get the agent id in TID bits 63:32. Directed-route SMPs are processed
+  // by the SMI first. False if the MAD cannot leave (bad agent, SMI discard).
+  bool send_mad(uint32_t agent_id, const MadAddress& to, std::span<const uint8_t> mad);
+
+  // Sets or clears CapabilityMask.IsSM (an SM opened the port).
+  void set_is_sm(uint8_t port, bool on);
+
+  // --- UD data path ---
+  // Creates a UD QP on `port`; returns its QP number.
+  uint32_t create_ud_qp(uint8_t port, uint32_t qkey, uint16_t pkey_index, UdEndpoint* endpoint,
+                        bool block_self_loopback = false);
+  // Destroys a QP and detaches it from every group.
+  void destroy_qp(uint32_t qpn);
+  void set_qkey(uint32_t qpn, uint32_t qkey);
+  // 0, or an errno value: EINVAL (no such QP, not a multicast GID), ENOMEM
+  // (past the device's limits). Attaching twice is not an error and adds
+  // no second copy.
+  int attach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
+  // 0, or EINVAL when the QP is not attached to (mgid, mlid).
+  int detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
+  // Sends one UD message; false if the QP does not exist or its port is
+  // not Active (nothing leaves).
+  bool send_ud(uint32_t qpn, const UdSend& send);
+
+  void add_listener(PortEventListener* l) { listeners_.push_back(l); }
+  void remove_listener(PortEventListener* l);
+
+  struct UdStats {
+    uint64_t delivered = 0;
+    uint64_t no_qp = 0;         // unicast to a QP that does not exist
+    uint64_t no_receive = 0;    // the QP had no receive posted
+    uint64_t not_attached = 0;  // multicast with no QP attached on the port
+  };
+  const UdStats& ud_stats() const { return ud_stats_; }
+
+ protected:
+  void send_management(Port& in, PacketRef pkt, uint8_t out_port, sim::Time ready) override;
+  bool deliver_to_agents(Port& in, PacketRef& pkt, const MadPacketLayout& layout) override;
+
+ private:
+  struct Agent {
+    AgentSpec spec;
+    MadAgent* agent = nullptr;
+  };
+  struct Qp {
+    uint8_t port;
+    uint32_t qkey;
+    uint16_t pkey_index;
+    bool block_self_loopback;
+    UdEndpoint* endpoint;
+  };
+  struct McastGroup {
+    std::array<uint8_t, 16> mgid;
+    uint16_t mlid;
+    std::vector<uint32_t> qpns;
+  };
+
+  void receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sender_qpn);
+  bool deliver(const Qp& qp, uint32_t qpn, uint32_t qkey, UdMessage& msg);
+  std::vector<McastGroup>& groups(uint8_t port) { return groups_[port - 1u]; }
+
+  std::unordered_map<uint32_t, Agent> agents_;
+  uint32_t next_agent_ = 1;
+  std::unordered_map<uint32_t, Qp> qps_;
+  uint32_t next_qpn_ = kFirstQpn;
+  std::array<std::vector<McastGroup>, 2> groups_;
+  std::vector<PortEventListener*> listeners_;
+  UdStats ud_stats_;
+};
+
+}  // namespace ibfab::fabric

@@ -1,0 +1,99 @@
+#pragma once
+// A port of a node: its link, the state an SM configures through PortInfo,
+// its P_Key table, its counters and its transmitter.
+//
+// Numbering: HCA ports are 1..N. Switch port 0 is the management port (it
+// owns the switch's LID and P_Key table and has no link); 1..N are external.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "fabric/model/port_counters.h"
+#include "sim/time.h"
+
+namespace ibfab::fabric {
+
+class Link;
+class Node;
+
+enum class PortState : uint8_t { NoChange = 0, Down = 1, Init = 2, Armed = 3, Active = 4 };
+enum class PhysState : uint8_t { Sleep = 1, Polling = 2, Disabled = 3, LinkUp = 5 };
+
+const char* to_string(PortState s);
+
+// IBTA MTU enum: 1 = 256 ... 5 = 4096.
+inline uint32_t mtu_bytes(uint8_t mtu_enum) { return 128u << mtu_enum; }
+
+class Port {
+ public:
+  Port(Node* node, uint8_t number, uint64_t guid) : node_(node), number_(number), guid_(guid) {}
+
+  Node& node() const { return *node_; }
+  uint8_t number() const { return number_; }
+  uint64_t guid() const { return guid_; }
+
+  Link* link() const { return link_; }
+  Port* peer() const;
+  void attach(Link* l) { link_ = l; }
+
+  // Physical state follows the link and the two nodes being up; the
+  // logical state is the SM's (Down whenever the link is not up).
+  PhysState phys_state() const;
+  bool link_up() const { return phys_state() == PhysState::LinkUp; }
+  PortState state() const { return link_up() || number_ == 0 ? state_ : PortState::Down; }
+  void set_state(PortState s) { state_ = s; }
+
+  // --- PortInfo configuration (written by the SMA on Set) ---
+  uint16_t lid = 0;
+  uint8_t lmc = 0;
+  uint16_t master_sm_lid = 0;
+  uint8_t master_sm_sl = 0;
+  uint64_t gid_prefix = 0xfe80000000000000ull;
+  uint64_t m_key = 0;
+  uint16_t m_key_lease_period = 0;
+  uint8_t m_key_protect_bits = 0;
+  uint32_t capability_mask = 0;
+  uint16_t capability_mask2 = 0;
+  bool client_reregister = false;
+  uint8_t neighbor_mtu = 5;    // enum, 5 = 4096
+  uint8_t mtu_cap = 5;
+  uint8_t vl_cap = 4;          // VL0-VL7
+  uint8_t operational_vls = 4;
+  uint8_t subnet_timeout = 0;
+  uint8_t resp_time_value = 8;
+  uint8_t hoq_life = 19;
+  uint8_t vl_high_limit = 0;
+  uint8_t link_down_default_state = 2;  // Polling
+  uint8_t local_phy_errors = 15, overrun_errors = 15;
+  uint16_t m_key_violations = 0, p_key_violations = 0, q_key_violations = 0;
+  bool partition_enforcement_in = false, partition_enforcement_out = false;
+
+  // P_Key table (HCA ports and switch port 0). Entry 0 defaults to the
+  // default partition, full member.
+  std::vector<uint16_t> pkeys;
+  // GUIDInfo: entry 0 stands for the port GUID (read-only); the others are
+  // alias GUIDs an SM may assign. GUIDCap = its size.
+  std::array<uint64_t, 8> guid_table{};
+
+  PortCounters counters;
+
+  // Transmitter: the time the wire is free again (FIFO output queue).
+  sim::Time busy_until = sim::Time::zero();
+
+  // True if `lid` addresses this port given its LMC.
+  bool owns_lid(uint16_t dlid) const {
+    return lid != 0 && (dlid >> lmc) == (lid >> lmc);
+  }
+  // Index of a P_Key entry matching `pkey` under the IBTA rule (same low 15
+  // bits, and not both limited members); -1 if none.
+  int match_pkey(uint16_t pkey) const;
+
+ private:
+  Node* node_;
+  uint8_t number_;
+  uint64_t guid_;
+  Link* link_ = nullptr;
+  PortState state_ = PortState::Init;
+};
+
+}  // namespace ibfab::fabric

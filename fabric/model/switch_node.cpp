@@ -1,0 +1,121 @@
+#include "fabric/model/switch_node.h"
+
+#include <bit>
+
+#include "fabric/model/fabric.h"
+#include "fabric/model/mad_packet.h"
+#include "fabric/wire/byte_cursor.h"
+#include "fabric/wire/lrh.h"
+
+namespace ibfab::fabric {
+
+Switch::Switch(Fabric& fabric, uint32_t index, const topo::NodeDesc& desc)
+    : Node(fabric, index, desc),
+      mft_cap_(fabric.options().multicast_fdb_cap),
+      positions_(static_cast<uint8_t>(desc.num_ports / 16 + 1)) {
+  // Port 0 carries the switch's P_Key table; external ports' tables are
+  // used only for partition enforcement, which is off.
+  ports_[0].pkeys.assign(fabric.options().switch_pkey_entries, 0);
+  ports_[0].pkeys[0] = 0xFFFF;
+  ports_[0].capability_mask = 0;
+}
+
+void Switch::reset_configuration() {
+  Node::reset_configuration();
+  lft_.clear();
+  mft_.clear();
+  lft_top = 0;
+  mft_top = 0xBFFF;
+  port_state_change = false;
+}
+
+void Switch::set_lft(uint16_t lid, uint8_t port) {
+  if (lid >= kLinearFdbCap) return;
+  if (lid >= lft_.size()) lft_.resize((lid / 64 + 1) * 64u, kNoRoute);
+  lft_[lid] = port;
+}
+
+uint16_t Switch::mft(uint16_t mlid, uint8_t position) const {
+  const std::size_t i = static_cast<std::size_t>(mlid - wire::Lrh::kMulticastLidBase) * positions_ + position;
+  return mlid >= wire::Lrh::kMulticastLidBase && position < positions_ && i < mft_.size() ? mft_[i] : 0;
+}
+
+void Switch::set_mft(uint16_t mlid, uint8_t position, uint16_t mask) {
+  if (mlid < wire::Lrh::kMulticastLidBase || position >= positions_) return;
+  const std::size_t entry = mlid - wire::Lrh::kMulticastLidBase;
+  if (entry >= mft_cap_) return;
+  const std::size_t i = entry * positions_ + position;
+  if (i >= mft_.size()) mft_.resize((entry / 32 + 1) * 32u * positions_, 0);
+  mft_[i] = mask;
+}
+
+void Switch::receive(Port& in, PacketRef pkt) {
+  const uint8_t* b = pkt.bytes().data();
+  const uint16_t dlid = wire::load_be16(&b[wire::Lrh::kDlidOffset]);
+  const bool vl15 = (b[0] >> 4) == wire::Lrh::kVlManagement;
+  Port& mgmt = ports_[0];
+  if (vl15 ? dlid == wire::Lrh::kPermissiveLid || mgmt.owns_lid(dlid) : mgmt.owns_lid(dlid)) {
+    if (auto layout = locate_mad(pkt.bytes())) {
+      receive_management(in, std::move(pkt), *layout);
+    } else {
+      in.counters.rcv_errors++;
+    }
+    return;
+  }
+  const sim::Time ready = fabric().sim().now() + fabric().options().switch_latency;
+  if (wire::is_multicast_lid(dlid)) {
+    forward_multicast(in, pkt, dlid, ready);
+  } else if (dlid == wire::Lrh::kPermissiveLid) {
+    in.counters.rcv_switch_relay_errors++;
+  } else {
+    forward_unicast(in, std::move(pkt), dlid, ready);
+  }
+}
+
+void Switch::forward_unicast(Port& in, PacketRef pkt, uint16_t dlid, sim::Time ready) {
+  const uint8_t out = lft(dlid);
+  if (out == 0 || out > num_ports()) {
+    // No route (0xFF), or a route to port 0 for a LID port 0 does not own.
+    in.counters.rcv_switch_relay_errors++;
+    fabric().count_drop(DropReason::NoRoute);
+    return;
+  }
+  fabric().transmit(ports_[out], std::move(pkt), ready);
+}
+
+void Switch::forward_multicast(Port& in, const PacketRef& pkt, uint16_t mlid, sim::Time ready) {
+  const std::size_t entry = mlid - wire::Lrh::kMulticastLidBase;
+  const std::size_t base = entry * positions_;
+  bool listed = false;  // the MLID has an MFT entry at all
+  if (base < mft_.size()) {
+    for (uint8_t pos = 0; pos < positions_; ++pos) {
+      uint32_t mask = mft_[base + pos];
+      listed = listed || mask != 0;
+      while (mask) {
+        const unsigned bit = static_cast<unsigned>(std::countr_zero(mask));
+        mask &= mask - 1;
+        const unsigned port = pos * 16u + bit;
+        // Never back out of the ingress port; port 0 (the switch itself as a
+        // member) has no multicast consumer here.
+        if (port == in.number() || port == 0 || port > num_ports()) continue;
+        fabric().transmit(ports_[port], pkt, ready);  // shares the payload
+      }
+    }
+  }
+  if (!listed) {
+    in.counters.rcv_switch_relay_errors++;
+    fabric().count_drop(DropReason::NoRoute);
+  }
+}
+
+void Switch::send_management(Port& in, PacketRef pkt, uint8_t out_port, sim::Time ready) {
+  (void)in;
+  if (out_port != 0) {
+    if (out_port <= num_ports()) fabric().transmit(ports_[out_port], std::move(pkt), ready);
+    return;
+  }
+  const uint16_t dlid = wire::load_be16(&pkt.bytes()[wire::Lrh::kDlidOffset]);
+  forward_unicast(ports_[0], std::move(pkt), dlid, ready);
+}
+
+}  // namespace ibfab::fabric

@@ -1,0 +1,117 @@
+#pragma once
+// Base Transport Header (IBTA Vol 1, 9.2): 12 bytes.
+//
+//   byte 0   OpCode
+//   byte 1   SE(7)  M(6)  PadCnt(5:4)  TVer(3:0)
+//   2..3     P_Key
+//   byte 4   FECN(7)  BECN(6)  reserved(5:0)   (the "Resv8a" byte: variant,
+//                                               masked to ones in the ICRC)
+//   5..7     DestQP
+//   byte 8   AckReq(7)  reserved(6:0)
+//   9..11    PSN
+//
+// Reserved bits are packed as zero and ignored when unpacked.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "fabric/wire/byte_cursor.h"
+
+namespace ibfab::wire {
+
+// OpCode values: transport in bits 7:5, operation in bits 4:0.
+namespace opcode {
+inline constexpr uint8_t kTransportMask = 0xe0;
+inline constexpr uint8_t kRc = 0x00;
+inline constexpr uint8_t kUc = 0x20;
+inline constexpr uint8_t kRd = 0x40;
+inline constexpr uint8_t kUd = 0x60;
+inline constexpr uint8_t kCnp = 0x80;
+inline constexpr uint8_t kXrc = 0xa0;
+
+inline constexpr uint8_t kSendFirst = 0x00;
+inline constexpr uint8_t kSendMiddle = 0x01;
+inline constexpr uint8_t kSendLast = 0x02;
+inline constexpr uint8_t kSendLastWithImmediate = 0x03;
+inline constexpr uint8_t kSendOnly = 0x04;
+inline constexpr uint8_t kSendOnlyWithImmediate = 0x05;
+inline constexpr uint8_t kRdmaWriteFirst = 0x06;
+inline constexpr uint8_t kRdmaWriteMiddle = 0x07;
+inline constexpr uint8_t kRdmaWriteLast = 0x08;
+inline constexpr uint8_t kRdmaWriteLastWithImmediate = 0x09;
+inline constexpr uint8_t kRdmaWriteOnly = 0x0a;
+inline constexpr uint8_t kRdmaWriteOnlyWithImmediate = 0x0b;
+inline constexpr uint8_t kRdmaReadRequest = 0x0c;
+inline constexpr uint8_t kRdmaReadResponseFirst = 0x0d;
+inline constexpr uint8_t kRdmaReadResponseMiddle = 0x0e;
+inline constexpr uint8_t kRdmaReadResponseLast = 0x0f;
+inline constexpr uint8_t kRdmaReadResponseOnly = 0x10;
+inline constexpr uint8_t kAcknowledge = 0x11;
+inline constexpr uint8_t kAtomicAcknowledge = 0x12;
+inline constexpr uint8_t kCompareSwap = 0x13;
+inline constexpr uint8_t kFetchAdd = 0x14;
+inline constexpr uint8_t kSendLastWithInvalidate = 0x16;
+inline constexpr uint8_t kSendOnlyWithInvalidate = 0x17;
+
+inline constexpr uint8_t kRcSendOnly = kRc | kSendOnly;                          // 0x04
+inline constexpr uint8_t kRcSendOnlyWithImmediate = kRc | kSendOnlyWithImmediate;  // 0x05
+inline constexpr uint8_t kRcAcknowledge = kRc | kAcknowledge;                    // 0x11
+inline constexpr uint8_t kUcSendOnly = kUc | kSendOnly;                          // 0x24
+inline constexpr uint8_t kUdSendOnly = kUd | kSendOnly;                          // 0x64
+inline constexpr uint8_t kUdSendOnlyWithImmediate = kUd | kSendOnlyWithImmediate;  // 0x65
+inline constexpr uint8_t kCnpOpcode = kCnp;                                      // 0x80
+}  // namespace opcode
+
+// The extension headers that follow the BTH for one OpCode, in wire order
+// (RDETH, DETH, XRCETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH).
+struct OpcodeLayout {
+  bool valid = false;  // false: reserved or manufacturer-specific opcode
+  bool rdeth = false;  // 4 bytes
+  bool deth = false;   // 8 bytes
+  bool xrceth = false; // 4 bytes
+  bool reth = false;   // 16 bytes
+  bool atomic_eth = false;      // 28 bytes
+  bool aeth = false;            // 4 bytes
+  bool atomic_ack_eth = false;  // 8 bytes
+  bool immediate = false;       // 4 bytes
+  bool ieth = false;            // 4 bytes
+
+  // Total bytes of extension headers (not counting the BTH).
+  std::size_t ext_size() const;
+  // Bytes of extension headers before the DETH (RDETH only).
+  std::size_t before_deth() const { return rdeth ? 4 : 0; }
+  // Bytes from the end of the BTH to the ImmDt field (when immediate).
+  std::size_t before_immediate() const;
+};
+
+// The IBTA table of opcodes (Vol 1, 9.2.1 / Table 35). Pure and cheap.
+OpcodeLayout opcode_layout(uint8_t op);
+
+struct Bth {
+  static constexpr std::size_t kSize = 12;
+  static constexpr std::size_t kResv8aOffset = 4;  // within the BTH
+  static constexpr uint8_t kTransportVersion = 0;
+  static constexpr uint16_t kDefaultPKey = 0xffff;
+  static constexpr uint32_t kMaxQpn = 0xffffff;
+  static constexpr uint32_t kMaxPsn = 0xffffff;
+
+  uint8_t opcode = 0;
+  bool solicited_event = false;
+  bool mig_req = false;
+  uint8_t pad_count = 0;  // 2 bits
+  uint8_t tver = kTransportVersion;  // 4 bits
+  uint16_t pkey = kDefaultPKey;
+  bool fecn = false;
+  bool becn = false;
+  uint32_t dest_qp = 0;  // 24 bits
+  bool ack_req = false;
+  uint32_t psn = 0;      // 24 bits
+
+  void pack(Writer& w) const;
+  // nullopt only if r runs out; field values are not validated here.
+  static std::optional<Bth> unpack(Reader& r);
+
+  friend bool operator==(const Bth&, const Bth&) = default;
+};
+
+}  // namespace ibfab::wire

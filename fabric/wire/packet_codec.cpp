@@ -1,0 +1,159 @@
+#include "fabric/wire/packet_codec.h"
+
+#include "fabric/wire/byte_cursor.h"
+#include "fabric/wire/crc.h"
+
+namespace ibfab::wire {
+namespace {
+
+constexpr std::size_t kCrcBytes = kIcrcSize + kVcrcSize;
+
+std::size_t pad_for(std::size_t payload_size) { return (4 - payload_size % 4) % 4; }
+
+}  // namespace
+
+const char* to_string(PacketError e) {
+  switch (e) {
+    case PacketError::kNone: return "ok";
+    case PacketError::kTooShort: return "packet too short";
+    case PacketError::kBadLinkVersion: return "LRH LVer is not 0";
+    case PacketError::kUnsupportedLnh: return "raw packet (LRH LNH 0 or 1) not supported";
+    case PacketError::kBadPktLen: return "LRH PktLen disagrees with the packet length";
+    case PacketError::kBadGrh: return "GRH IPVer, NxtHdr or PayLen invalid";
+    case PacketError::kBadOpcode: return "reserved or unsupported BTH OpCode";
+    case PacketError::kTruncatedHeaders: return "packet ends inside the OpCode's headers";
+    case PacketError::kBadPadCount: return "BTH PadCnt exceeds the payload";
+    case PacketError::kIcrcMismatch: return "ICRC mismatch";
+    case PacketError::kVcrcMismatch: return "VCRC mismatch";
+  }
+  return "unknown packet error";
+}
+
+std::size_t packet_size(bool has_grh, const OpcodeLayout& layout, std::size_t payload_size) {
+  return Lrh::kSize + (has_grh ? Grh::kSize : 0) + Bth::kSize + layout.ext_size() + payload_size +
+         pad_for(payload_size) + kCrcBytes;
+}
+
+std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec) {
+  const OpcodeLayout layout = opcode_layout(spec.bth.opcode);
+  if (!layout.valid) return 0;
+  if (layout.rdeth || layout.xrceth || layout.reth || layout.atomic_eth || layout.aeth ||
+      layout.atomic_ack_eth || layout.ieth)
+    return 0;
+  if (layout.deth != spec.deth.has_value() || layout.immediate != spec.immediate.has_value())
+    return 0;
+  const std::size_t size = packet_size(spec.grh.has_value(), layout, spec.payload.size());
+  if (size > kMaxPacketSize || size > out.size()) return 0;
+
+  const std::span<uint8_t> pkt = out.first(size);
+  Writer w(pkt);
+  Lrh lrh = spec.lrh;
+  lrh.lnh = spec.grh ? Lrh::kLnhIbaGlobal : Lrh::kLnhIbaLocal;
+  lrh.pkt_len = static_cast<uint16_t>((size - kVcrcSize) / 4);
+  lrh.pack(w);
+  if (spec.grh) {
+    Grh grh = *spec.grh;
+    grh.pay_len = static_cast<uint16_t>(size - Lrh::kSize - Grh::kSize - kVcrcSize);
+    grh.pack(w);
+  }
+  Bth bth = spec.bth;
+  const std::size_t pad = pad_for(spec.payload.size());
+  bth.pad_count = static_cast<uint8_t>(pad);
+  bth.pack(w);
+  if (spec.deth) spec.deth->pack(w);
+  if (spec.immediate) w.u32(*spec.immediate);
+  if (!spec.payload.empty()) w.bytes(spec.payload.data(), spec.payload.size());
+  w.zeros(pad + kCrcBytes);
+  if (!w.ok() || w.pos() != size) return 0;
+  seal_crcs(pkt);
+  return size;
+}
+
+ParsedPacket parse_packet(std::span<const uint8_t> wire, bool check_crcs) {
+  ParsedPacket p;
+  const std::size_t size = wire.size();
+  if (size < kMinPacketSize) return p;
+
+  Reader r(wire);
+  p.lrh = *Lrh::unpack(r);  // size >= 8: cannot run out
+  if (p.lrh.lver != Lrh::kLinkVersion) {
+    p.error = PacketError::kBadLinkVersion;
+    return p;
+  }
+  if (p.lrh.lnh != Lrh::kLnhIbaLocal && p.lrh.lnh != Lrh::kLnhIbaGlobal) {
+    p.error = PacketError::kUnsupportedLnh;
+    return p;
+  }
+  if (std::size_t{p.lrh.pkt_len} * 4 + kVcrcSize != size) {
+    p.error = PacketError::kBadPktLen;
+    return p;
+  }
+  p.size = size;
+  const std::size_t crc_at = size - kCrcBytes;
+
+  if (p.lrh.lnh == Lrh::kLnhIbaGlobal) {
+    if (size < kMinPacketSize + Grh::kSize) {
+      p.error = PacketError::kTooShort;
+      return p;
+    }
+    p.grh_offset = r.pos();
+    p.grh = Grh::unpack(r);
+    if (!p.grh || p.grh->ip_ver != Grh::kIpVersion || p.grh->nxt_hdr != Grh::kNxtHdrIba ||
+        std::size_t{p.grh->pay_len} != size - Lrh::kSize - Grh::kSize - kVcrcSize) {
+      p.error = PacketError::kBadGrh;
+      return p;
+    }
+  }
+
+  p.bth_offset = r.pos();
+  p.bth = *Bth::unpack(r);  // size checks above leave room for the BTH
+  p.layout = opcode_layout(p.bth.opcode);
+  if (!p.layout.valid) {
+    p.error = PacketError::kBadOpcode;
+    return p;
+  }
+  const std::size_t ext_at = p.bth_offset + Bth::kSize;
+  const std::size_t hdr_end = ext_at + p.layout.ext_size();
+  if (hdr_end > crc_at) {
+    p.error = PacketError::kTruncatedHeaders;
+    return p;
+  }
+  if (p.layout.deth) {
+    p.deth_offset = ext_at + p.layout.before_deth();
+    r.seek(p.deth_offset);
+    p.deth = Deth::unpack(r);
+  }
+  if (p.layout.immediate) {
+    p.immediate_offset = ext_at + p.layout.before_immediate();
+    p.immediate = load_be32(wire.data() + p.immediate_offset);
+  }
+  p.payload_offset = hdr_end;
+  const std::size_t avail = crc_at - hdr_end;
+  if (p.bth.pad_count > avail) {
+    p.error = PacketError::kBadPadCount;
+    return p;
+  }
+  p.payload = wire.subspan(hdr_end, avail - p.bth.pad_count);
+  p.icrc = load_icrc(wire.data() + crc_at);
+  p.vcrc = load_vcrc(wire.data() + size - kVcrcSize);
+  if (check_crcs) {
+    if (p.vcrc != compute_vcrc(wire.first(size - kVcrcSize))) {
+      p.error = PacketError::kVcrcMismatch;
+      return p;
+    }
+    if (p.icrc != compute_icrc(wire.first(crc_at))) {
+      p.error = PacketError::kIcrcMismatch;
+      return p;
+    }
+  }
+  p.error = PacketError::kNone;
+  return p;
+}
+
+void set_vl(std::span<uint8_t> wire, uint8_t vl) {
+  if (wire.size() < kMinPacketSize) return;
+  wire[0] = static_cast<uint8_t>((vl & 0xf) << 4 | (wire[0] & 0xf));
+  reseal_vcrc(wire);
+}
+
+}  // namespace ibfab::wire

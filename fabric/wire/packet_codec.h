@@ -1,0 +1,96 @@
+#pragma once
+// Whole IBA packets: LRH [GRH] BTH [DETH] [ImmDt] payload pad ICRC VCRC.
+//
+// pack_packet() fills the derived fields itself (LRH.LNH, LRH.PktLen,
+// GRH.PayLen, BTH.PadCnt, the pad bytes, both CRCs). parse_packet() is its
+// inverse and validates everything a receiving port checks. Both are
+// allocation-free and never touch memory outside their spans; ParsedPacket
+// refers into the parsed buffer, which must outlive it.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "fabric/wire/bth.h"
+#include "fabric/wire/deth.h"
+#include "fabric/wire/grh.h"
+#include "fabric/wire/lrh.h"
+#include "fabric/wire/mad_view.h"
+
+namespace ibfab::wire {
+
+// The smallest packet: LRH, BTH, ICRC, VCRC.
+inline constexpr std::size_t kMinPacketSize = 8 + 12 + 4 + 2;
+// LRH.PktLen is 11 bits of 4-byte words, plus the VCRC.
+inline constexpr std::size_t kMaxPacketSize = 0x7ff * 4 + 2;
+
+struct PacketSpec {
+  Lrh lrh;                   // lnh and pkt_len are overwritten
+  std::optional<Grh> grh;    // pay_len is overwritten
+  Bth bth;                   // pad_count is overwritten
+  std::optional<Deth> deth;
+  std::optional<uint32_t> immediate;
+  std::span<const uint8_t> payload;
+};
+
+// Packs `spec` into `out` and returns the packet's size, or 0 when `out` is
+// too small, the packet would exceed kMaxPacketSize, or the headers present
+// do not match what BTH.OpCode requires (the spec can carry only a DETH and
+// an ImmDt as extension headers).
+std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec);
+
+// The wire size pack_packet() would produce for a payload of `payload_size`
+// bytes (no validation).
+std::size_t packet_size(bool has_grh, const OpcodeLayout& layout, std::size_t payload_size);
+
+enum class PacketError : uint8_t {
+  kNone = 0,
+  kTooShort,           // fewer bytes than LRH + BTH + ICRC + VCRC
+  kBadLinkVersion,     // LRH.LVer != 0
+  kUnsupportedLnh,     // raw or IPv6-raw packet
+  kBadPktLen,          // LRH.PktLen * 4 + 2 != buffer size
+  kBadGrh,             // IPVer != 6, NxtHdr != 0x1B, or PayLen inconsistent
+  kBadOpcode,          // reserved or manufacturer-specific OpCode
+  kTruncatedHeaders,   // the packet ends inside the opcode's headers
+  kBadPadCount,        // more pad bytes than payload bytes
+  kIcrcMismatch,
+  kVcrcMismatch,
+};
+const char* to_string(PacketError e);
+
+struct ParsedPacket {
+  PacketError error = PacketError::kTooShort;
+
+  Lrh lrh;
+  std::optional<Grh> grh;
+  Bth bth;
+  OpcodeLayout layout;
+  std::optional<Deth> deth;
+  std::optional<uint32_t> immediate;
+  uint32_t icrc = 0;
+  uint16_t vcrc = 0;
+
+  // Offsets into the buffer; meaningful only for headers that are present.
+  std::size_t grh_offset = 0;
+  std::size_t bth_offset = 0;
+  std::size_t deth_offset = 0;
+  std::size_t immediate_offset = 0;
+  std::size_t payload_offset = 0;
+  std::span<const uint8_t> payload;  // without the pad bytes
+  std::size_t size = 0;              // the whole packet, through the VCRC
+
+  bool ok() const { return error == PacketError::kNone; }
+  const char* message() const { return to_string(error); }
+};
+
+// Parses and validates one packet occupying exactly `wire`. With
+// check_crcs = false the CRCs are read but not verified (for a simulator
+// that produced the packet itself). On error, the fields decoded before the
+// failing check are filled in; the rest keep their defaults.
+ParsedPacket parse_packet(std::span<const uint8_t> wire, bool check_crcs = true);
+
+// Overwrites LRH.VL in place and reseals the VCRC (the ICRC does not cover
+// VL). Precondition: wire is a packet of at least kMinPacketSize bytes.
+void set_vl(std::span<uint8_t> wire, uint8_t vl);
+
+}  // namespace ibfab::wire

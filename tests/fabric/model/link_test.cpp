@@ -1,0 +1,80 @@
+#include "fabric/model/link.h"
+
+#include <gtest/gtest.h>
+
+namespace ibfab::fabric {
+namespace {
+
+TEST(LinkRate, SerialisationIsExactIntegerTime) {
+  const LinkRate edr4{LinkSpeed::EDR, LinkWidth::X4};  // 100 Gb/s
+  EXPECT_EQ(edr4.data_bps(), 100'000'000'000u);
+  EXPECT_EQ(edr4.serialisation(290).ps(), 23'200);      // 2320 bits / 100 Gb/s
+  const LinkRate sdr1{LinkSpeed::SDR, LinkWidth::X1};  // 2 Gb/s
+  EXPECT_EQ(sdr1.serialisation(1).ps(), 4'000);
+  const LinkRate fdr4{LinkSpeed::FDR, LinkWidth::X4};  // 14.0625 x 4 x 64/66
+  EXPECT_EQ(fdr4.data_bps(), 54'545'454'545u);
+  EXPECT_EQ(fdr4.serialisation(4096).ps(), 600'747) << "rounded up to a whole ps";
+}
+
+TEST(LinkRate, ParsesAndPrintsTheIbnetdiscoverForm) {
+  auto r = LinkRate::parse("12xHDR");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->lanes(), 12);
+  EXPECT_EQ(r->str(), "12xHDR");
+  EXPECT_FALSE(LinkRate::parse("3xQDR"));
+  EXPECT_FALSE(LinkRate::parse("4xXDR"));
+  EXPECT_FALSE(LinkRate::parse("x4QDR"));
+  EXPECT_FALSE(LinkRate::parse("4QDR"));
+}
+
+TEST(LinkRate, PortInfoAndSaEncodings) {
+  const LinkRate qdr4{LinkSpeed::QDR, LinkWidth::X4};
+  EXPECT_EQ(qdr4.width_bits(), 2);
+  EXPECT_EQ(qdr4.speed_bits(), 4);
+  EXPECT_EQ(qdr4.speed_ext_bits(), 0);
+  EXPECT_EQ(qdr4.sa_rate(), 7);  // 40 Gb/s
+  const LinkRate edr4{LinkSpeed::EDR, LinkWidth::X4};
+  EXPECT_EQ(edr4.speed_ext_bits(), 2);
+  EXPECT_EQ(edr4.sa_rate(), 16);  // 100 Gb/s
+  EXPECT_EQ((LinkRate{LinkSpeed::SDR, LinkWidth::X1}.sa_rate()), 2);
+  EXPECT_EQ((LinkRate{LinkSpeed::NDR, LinkWidth::X4}.sa_rate()), 21);  // 400 Gb/s
+  EXPECT_EQ((LinkRate{LinkSpeed::FDR, LinkWidth::X4}.sa_rate()), 12);  // 56 Gb/s
+}
+
+class LinkCarry : public ::testing::Test {
+ protected:
+  Link link{0, nullptr, nullptr, LinkRate{LinkSpeed::EDR, LinkWidth::X4}, sim::Time::ns(10), 99};
+};
+
+TEST_F(LinkCarry, IsAPureFunctionOfPacketAndTime) {
+  const Transit a = link.carry(5, 290, sim::Time::us(1));
+  const Transit b = link.carry(5, 290, sim::Time::us(1));
+  EXPECT_EQ(a.serialisation, b.serialisation);
+  EXPECT_EQ(a.propagation, sim::Time::ns(10));
+  EXPECT_EQ(a.serialisation.ps(), 23'200);
+  EXPECT_FALSE(a.dropped());
+}
+
+TEST_F(LinkCarry, DownLinksAndOversizedPacketsDrop) {
+  link.set_mtu(2048);
+  EXPECT_EQ(link.carry(1, 2048 + Link::kHeaderAllowance, sim::Time::zero()).drop, DropReason::None);
+  EXPECT_EQ(link.carry(1, 2048 + Link::kHeaderAllowance + 1, sim::Time::zero()).drop, DropReason::TooLarge);
+  link.set_up(false);
+  EXPECT_EQ(link.carry(1, 100, sim::Time::zero()).drop, DropReason::LinkDown);
+}
+
+TEST_F(LinkCarry, LossFollowsTheProbabilityAndIsReproducible) {
+  link.set_loss(0.25);
+  int lost = 0;
+  for (uint64_t id = 0; id < 40'000; ++id) lost += link.carry(id, 100, sim::Time::zero()).drop == DropReason::Loss;
+  EXPECT_NEAR(lost, 10'000, 400);
+  for (uint64_t id = 0; id < 100; ++id)
+    EXPECT_EQ(link.carry(id, 100, sim::Time::zero()).drop, link.carry(id, 100, sim::Time::ms(5)).drop);
+  link.set_loss(0);
+  EXPECT_FALSE(link.carry(3, 100, sim::Time::zero()).dropped());
+  link.set_loss(7);  // clamped
+  EXPECT_EQ(link.loss(), 1.0);
+}
+
+}  // namespace
+}  // namespace ibfab::fabric
