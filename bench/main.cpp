@@ -17,6 +17,9 @@ constexpr Pairing kPairings[] = {
     {"phold/ibfab_heap4", "phold/naive_priority_queue", "events_per_s"},
     {"phold/ibfab_heap8", "phold/naive_priority_queue", "events_per_s"},
     {"phold/ibfab_ladder", "phold/naive_priority_queue", "events_per_s"},
+    // The fabric model's event rate against the bare kernel's.
+    {"forwarding/unicast/fat-tree:2:36", "phold/ibfab", "events_per_s"},
+    {"forwarding/multicast/fat-tree:2:36", "phold/ibfab", "events_per_s"},
 };
 
 class AnchorReporter : public benchmark::ConsoleReporter {

@@ -1,0 +1,170 @@
+// The ibfab command as a user runs it: output, exit status, error lines,
+// files it writes. IBFAB_BINARY is the built binary.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result sh(const std::string& cmd) {
+  Result r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+Result ibfab(const std::string& args) { return sh(std::string(IBFAB_BINARY) + " " + args); }
+
+std::string tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(Cli, TopoShowPrintsTheCountsOfA3LevelFatTree) {
+  const Result r = ibfab("topo show fat-tree:3:36");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("hosts     11664\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("switches  1620\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("links     34992 (11664 host, 23328 switch-to-switch)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("diameter  6 hops"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadSpecsAreOneLineAndExitTwo) {
+  for (const char* spec : {"fat-tree:3:35", "fat-tree:4:8", "ring:0", "torus:3", "mesh:9", "fat-tree:2:70"}) {
+    const Result r = ibfab(std::string("topo show ") + spec);
+    EXPECT_EQ(r.status, 2) << spec;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_NE(r.out.find(spec), std::string::npos) << "the message names the spec: " << r.out;
+  }
+}
+
+TEST(Cli, TopoGenWritesANetFileThatLoadsBack) {
+  const std::string net = tmp("ft.net");
+  ASSERT_EQ(ibfab("topo gen fat-tree:2:8 -o " + net).status, 0);
+  const Result from_file = ibfab("topo show " + net);
+  const Result from_spec = ibfab("topo show fat-tree:2:8");
+  ASSERT_EQ(from_file.status, 0) << from_file.out;
+  // Everything but the first line (which names the source) is the same.
+  EXPECT_EQ(from_file.out.substr(from_file.out.find('\n')), from_spec.out.substr(from_spec.out.find('\n')));
+}
+
+TEST(Cli, AMalformedNetFileNamesFileAndLine) {
+  const std::string net = tmp("bad.net");
+  write(net, "Switch 4 \"S1\"\n[1] \"H1\"[1]\n[9] \"H2\"[1]\n\nHca 1 \"H1\"\n[1] \"S1\"[1]\n");
+  const Result r = ibfab("topo show " + net);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out.rfind("ibfab: " + net + ":3: ", 0), 0u) << r.out;
+}
+
+TEST(Cli, TopoDotIsAGraph) {
+  const Result r = ibfab("topo dot ring:3");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("graph"), std::string::npos);
+  EXPECT_NE(r.out.find("\"S1\""), std::string::npos);
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const char* cmd : {"--help", "topo --help", "topo gen --help", "topo show --help", "topo dot --help",
+                          "run --help"}) {
+    const Result r = ibfab(cmd);
+    EXPECT_EQ(r.status, 0) << cmd;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;
+  }
+  EXPECT_EQ(ibfab("").status, 2);
+  EXPECT_EQ(ibfab("frobnicate").status, 2);
+  EXPECT_EQ(ibfab("run").status, 2);
+}
+
+TEST(Cli, RunReportsAndChecksTheGoldenFingerprint) {
+  const std::string s = tmp("fp.yaml");
+  write(s, "topology: ring:3\nduration: 1ms\nactions:\n  - {at: 0, probe: H1}\n");
+  Result r = ibfab("run " + s);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("probe      from H1"), std::string::npos);
+  EXPECT_NE(r.out.find("[matches the fabric]"), std::string::npos);
+
+  r = ibfab("run --update " + s);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(s);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto at = text.str().find("fingerprint: ");
+  ASSERT_NE(at, std::string::npos) << "--update wrote the fingerprint";
+  const std::string fp = text.str().substr(at + 13, 16);
+
+  r = ibfab("run " + s);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find(fp + "  [matches the scenario]"), std::string::npos) << r.out;
+
+  std::string tampered = text.str();
+  tampered.replace(at + 13, 16, "0000000000000000");
+  write(s, tampered);
+  r = ibfab("run " + s);
+  EXPECT_EQ(r.status, 1) << "a changed run is a failure until updated on purpose";
+  EXPECT_NE(r.out.find("MISMATCH"), std::string::npos);
+}
+
+TEST(Cli, RunErrorsAreOneLineWithFileAndLine) {
+  const std::string s = tmp("bad.yaml");
+  write(s, "topology: ring:3\nactions:\n  - {at: 0, node-down: Q7}\n");
+  Result r = ibfab("run " + s);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + s + ":3: no node 'Q7' in the topology\n");
+  r = ibfab("run /nonexistent.yaml");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: /nonexistent.yaml: cannot open: No such file or directory\n");
+}
+
+TEST(Cli, JsonReportParsesAsJson) {
+  const std::string s = tmp("json.yaml");
+  write(s, "name: \"quote\\\" me\"\ntopology: ring:3\nduration: 1ms\nactions:\n  - {at: 0, probe: H2}\n");
+  const std::string out = tmp("report.json");
+  const Result r = sh(std::string(IBFAB_BINARY) + " run --json " + s + " > " + out);
+  ASSERT_EQ(r.status, 0);
+  const Result check = sh("python3 -c 'import json,sys; d=json.load(open(\"" + out +
+                          "\")); assert d[\"passed\"] and d[\"probes\"][0][\"nodes\"]==6 and d[\"scenario\"]==\"quote\\\" me\", d'");
+  EXPECT_EQ(check.status, 0) << check.out;
+}
+
+// The capture of a run, decoded by tshark: LRH DLID, BTH opcode and the MAD
+// attributes of the probe's SMPs are what the fabric sent.
+TEST(Cli, CaptureDecodesInTshark) {
+  const std::string s = tmp("cap.yaml");
+  write(s, "topology: line:2\nduration: 1ms\nactions:\n  - {at: 0, probe: H1}\n");
+  const std::string pcap = tmp("cap.pcap");
+  ASSERT_EQ(ibfab("run --pcap " + pcap + " " + s).status, 0);
+  const Result t = sh("HOME=" + ::testing::TempDir() + " tshark -r " + pcap +
+                      " -T fields -E separator=, -e infiniband.lrh.dlid -e infiniband.bth.opcode"
+                      " -e infiniband.bth.destqp -e infiniband.mad.attributeid -e infiniband.mad.method"
+                      " 2>/dev/null | sort | uniq -c");
+  ASSERT_EQ(t.status, 0) << t.out;
+  // Directed-route SMPs: permissive DLID (65535), UD SEND_ONLY (100), QP0; NodeInfo
+  // (0x0011), NodeDescription (0x0010) and PortInfo (0x0015) Gets (1) and
+  // their GetResps (0x81).
+  for (const char* row : {"65535,100,0x000000,0x0011,0x01", "65535,100,0x000000,0x0011,0x81",
+                          "65535,100,0x000000,0x0010,0x01", "65535,100,0x000000,0x0015,0x81"})
+    EXPECT_NE(t.out.find(row), std::string::npos) << row << " in\n" << t.out;
+  const Result n = sh("HOME=" + ::testing::TempDir() + " tshark -r " + pcap + " 2>/dev/null | wc -l");
+  const Result run = ibfab("run --json " + s);
+  const auto at = run.out.find("\"delivered\": ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(std::stoul(n.out), std::stoul(run.out.substr(at + 13))) << "one record per delivered hop";
+}
+
+}  // namespace

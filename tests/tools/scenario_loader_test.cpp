@@ -1,0 +1,97 @@
+#include "tools/scenario/scenario_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ibfab::scenario {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_scenario(text, "s.yaml");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ScenarioLoader, ReadsEveryFieldAndSortsActionsByTime) {
+  const Scenario s = parse_scenario(
+      "name: x\n"
+      "description: d\n"
+      "topology: ring:4\n"
+      "seed: 42\n"
+      "duration: 2ms\n"
+      "actions:\n"
+      "  - {at: 1ms, link-down: \"S1[1]\"}\n"
+      "  - {at: 10us, link-loss: \"S2[2]-S3[1]\", probability: 0.25}\n"
+      "  - {at: 1ms, probe: H1}\n"
+      "fingerprint: 00112233445566aa\n",
+      "dir/s.yaml");
+  EXPECT_EQ(s.name, "x");
+  EXPECT_EQ(s.topology, "ring:4");
+  EXPECT_EQ(s.seed, 42u);
+  EXPECT_EQ(s.duration, sim::Time::ms(2));
+  ASSERT_EQ(s.actions.size(), 3u);
+  EXPECT_EQ(s.actions[0].kind, Action::Kind::LinkLoss);
+  EXPECT_EQ(s.actions[0].link.node, "S2");
+  EXPECT_EQ(s.actions[0].link.port, 2);
+  EXPECT_DOUBLE_EQ(s.actions[0].probability, 0.25);
+  EXPECT_EQ(s.actions[1].kind, Action::Kind::LinkDown) << "same time: file order";
+  EXPECT_EQ(s.actions[1].line, 7);
+  EXPECT_EQ(s.actions[2].kind, Action::Kind::Probe);
+  EXPECT_EQ(s.fingerprint, "00112233445566aa");
+}
+
+TEST(ScenarioLoader, NetFilePathsAreRelativeToTheScenario) {
+  const Scenario s = parse_scenario("topology: nets/small.net\n", "/x/y/s.yaml");
+  EXPECT_EQ(s.topology, "/x/y/nets/small.net");
+}
+
+TEST(ScenarioLoader, EveryMistakeNamesItsLine) {
+  EXPECT_EQ(error_of("topology: ring:4\nsede: 3\n"),
+            "s.yaml:2: unknown key 'sede' (known: name, description, topology, seed, duration, actions, fingerprint)");
+  EXPECT_EQ(error_of("topology: ring:4\nseed: -3\n"), "s.yaml:2: 'seed': expected a non-negative integer, got '-3'");
+  EXPECT_EQ(error_of("topology: ring:4\nduration: 5 parsecs\n"),
+            "s.yaml:2: 'duration': bad time '5 parsecs' (examples: 0, 250ns, 10us, 1.5ms, 2s)");
+  EXPECT_EQ(error_of("seed: 1\n"), "s.yaml:1: the scenario has no 'topology'");
+  EXPECT_EQ(error_of("topology: ring:4\nactions:\n  - {at: 1ms, link-down: S1}\n"),
+            "s.yaml:3: 'link-down': expected a link as NODE[PORT] or NODE[PORT]-NODE[PORT], got 'S1'");
+  EXPECT_EQ(error_of("topology: ring:4\nactions:\n  - {link-down: \"S1[1]\"}\n"), "s.yaml:3: the action has no 'at' time");
+  EXPECT_EQ(error_of("topology: ring:4\nactions:\n  - {at: 0, link-loss: \"S1[1]\"}\n"),
+            "s.yaml:3: 'link-loss' needs a 'probability'");
+  EXPECT_EQ(error_of("topology: ring:4\nactions:\n  - {at: 0, link-loss: \"S1[1]\", probability: 1.5}\n"),
+            "s.yaml:3: 'probability' must be a number in [0, 1], got '1.5'");
+  EXPECT_EQ(error_of("topology: ring:4\nactions:\n  - {at: 0, node-down: S1, node-up: S1}\n"),
+            "s.yaml:3: one action per list item ('node-up' is a second one)");
+  EXPECT_EQ(error_of("topology: ring:4\nduration: 1ms\nactions:\n  - {at: 2ms, node-down: S1}\n"),
+            "s.yaml:4: action at 2.000ms is after the end of the run (duration 1.000ms)");
+  EXPECT_EQ(error_of("topology: ring:4\nfingerprint: abc\n"),
+            "s.yaml:2: 'fingerprint' must be 16 hex digits (write it with: ibfab run --update)");
+  EXPECT_EQ(error_of("topology: [ring\n"), "s.yaml:2: not valid YAML: end of sequence flow not found");
+  EXPECT_EQ(error_of("- a list\n"), "s.yaml:1: a scenario is a YAML map (topology:, actions:, ...)");
+}
+
+TEST(ScenarioLoader, LinkReferences) {
+  LinkRef r;
+  EXPECT_TRUE(parse_link_ref("L1[5]", r));
+  EXPECT_EQ(r.node, "L1");
+  EXPECT_EQ(r.port, 5);
+  EXPECT_TRUE(parse_link_ref("L1[5]-S2[1]", r));
+  EXPECT_EQ(r.node, "L1");
+  for (const char* bad : {"L1", "[5]", "L1[]", "L1[0]", "L1[256]", "L1[5", "L1[5]x", "L1[5]-", "L1[5]-S2[1]-S3[2]"})
+    EXPECT_FALSE(parse_link_ref(bad, r)) << bad;
+}
+
+TEST(ScenarioLoader, MissingFileIsOneClearLine) {
+  try {
+    load_scenario("/nonexistent/x.yaml");
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.yaml: cannot open: No such file or directory");
+  }
+}
+
+}  // namespace
+}  // namespace ibfab::scenario

@@ -1,0 +1,100 @@
+#include "tools/scenario/scenario_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tools/scenario/scenario_loader.h"
+
+namespace ibfab::scenario {
+namespace {
+
+Scenario lossy(uint64_t seed) {
+  return parse_scenario(
+      "topology: fat-tree:2:4\n"
+      "seed: " + std::to_string(seed) + "\n"
+      "duration: 2s\n"
+      "actions:\n"
+      "  - {at: 0, link-loss: \"L1[3]\", probability: 0.4}\n"
+      "  - {at: 0, link-loss: \"L1[4]\", probability: 0.4}\n"
+      "  - {at: 1us, probe: H1}\n",
+      "lossy.yaml");
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream b;
+  b << in.rdbuf();
+  return b.str();
+}
+
+TEST(ScenarioRunner, SameScenarioAndSeedGiveAByteIdenticalTrace) {
+  RunOptions a, b;
+  a.trace = ::testing::TempDir() + "/trace_a.txt";
+  b.trace = ::testing::TempDir() + "/trace_b.txt";
+  const Report ra = run_scenario(lossy(3), a);
+  const Report rb = run_scenario(lossy(3), b);
+  const std::string ta = slurp(a.trace), tb = slurp(b.trace);
+  EXPECT_GT(ta.size(), 10'000u);
+  EXPECT_EQ(ta, tb);
+  EXPECT_EQ(ra.fingerprint, rb.fingerprint);
+  EXPECT_GT(ra.probes[0].retries, 0u) << "the loss must have mattered for this test to mean anything";
+}
+
+TEST(ScenarioRunner, ADifferentSeedChangesALossyRun) {
+  const Report r3 = run_scenario(lossy(3), {});
+  const Report r4 = run_scenario(lossy(4), {});
+  EXPECT_NE(r3.fingerprint, r4.fingerprint);
+  EXPECT_TRUE(r3.passed());
+  EXPECT_TRUE(r4.passed());
+}
+
+TEST(ScenarioRunner, ProbesFindWhatTheFaultsLeft) {
+  const Scenario s = parse_scenario(
+      "topology: fat-tree:2:4\n"
+      "duration: 10ms\n"
+      "actions:\n"
+      "  - {at: 0, node-down: S1}\n"
+      "  - {at: 0, link-down: \"L4[1]\"}\n"
+      "  - {at: 1us, probe: H1}\n",
+      "s.yaml");
+  const Report r = run_scenario(s, {});
+  ASSERT_EQ(r.probes.size(), 1u);
+  const ProbeReport& p = r.probes[0];
+  EXPECT_TRUE(p.complete());
+  EXPECT_EQ(p.switches, 5u) << "S1 is down";
+  EXPECT_EQ(p.nodes, 5u + 7u) << "H7 lost its only cable";
+  EXPECT_EQ(p.links, 16u - 4u - 1u);
+}
+
+TEST(ScenarioRunner, ActionsNamingUnknownThingsFailBeforeTheRunWithTheirLine) {
+  auto error_of = [](const std::string& text) {
+    try {
+      run_scenario(parse_scenario(text, "s.yaml"), {});
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error_of("topology: ring:3\nactions:\n  - {at: 0, node-down: Z9}\n"),
+            "s.yaml:3: no node 'Z9' in the topology");
+  EXPECT_EQ(error_of("topology: ring:3\nactions:\n  - {at: 0, link-down: \"S1[99]\"}\n"),
+            "s.yaml:3: S1 has ports 1..36, not 99");
+  EXPECT_EQ(error_of("topology: ring:3\nactions:\n  - {at: 0, link-down: \"S1[30]\"}\n"),
+            "s.yaml:3: no cable on S1[30]");
+  EXPECT_EQ(error_of("topology: ring:3\nactions:\n  - {at: 0, probe: S1}\n"),
+            "s.yaml:3: 'probe' needs a host (an HCA); 'S1' is a switch");
+}
+
+TEST(ScenarioRunner, AProbeCutShortByTheEndOfTheRunFails) {
+  const Report r = run_scenario(parse_scenario("topology: ring:3\nduration: 1us\nactions:\n  - {at: 0, probe: H1}\n",
+                                               "s.yaml"),
+                                {});
+  ASSERT_EQ(r.probes.size(), 1u);
+  EXPECT_FALSE(r.probes[0].finished);
+  EXPECT_FALSE(r.passed());
+}
+
+}  // namespace
+}  // namespace ibfab::scenario

@@ -1,0 +1,126 @@
+#include "tools/cli/commands.h"
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+
+#include "fabric/topology/dot_writer.h"
+#include "fabric/topology/netfile_writer.h"
+#include "fabric/topology/topology_spec.h"
+#include "fabric/topology/topology_stats.h"
+#include "tools/scenario/scenario_loader.h"
+#include "tools/scenario/scenario_runner.h"
+
+namespace ibfab::cli {
+namespace {
+
+constexpr const char* kSpecHelp =
+    "A topology: a net file (ibnetdiscover or ibsim format), or a generator:\n"
+    "fat-tree:2:K, fat-tree:3:K (K even), ring:N[:H], line:N[:H], torus:XxY[:H]\n"
+    "(H hosts per switch, default 1)";
+
+// Writes through `write` to the file `path`, or to stdout when empty.
+template <class F>
+void to_output(const std::string& path, F&& write) {
+  if (path.empty()) {
+    write(std::cout);
+    return;
+  }
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(path + ": cannot write");
+  write(out);
+  if (!out) throw std::runtime_error(path + ": write failed");
+}
+
+}  // namespace
+
+void Commands::add_to(CLI::App& app) {
+  CLI::App* topo = app.add_subcommand("topo", "Build a topology and look at it");
+  topo->require_subcommand(1);
+
+  CLI::App* gen = topo->add_subcommand("gen", "Write a topology as an ibnetdiscover/ibsim net file");
+  gen->add_option("SPEC", spec_, kSpecHelp)->required();
+  gen->add_option("-o,--output", output_, "Write to this file instead of stdout");
+  gen->callback([this] { chosen_ = [this] { return topo_gen(); }; });
+
+  CLI::App* show = topo->add_subcommand("show", "Print a topology's nodes, switches, links and diameter");
+  show->add_option("SPEC", spec_, kSpecHelp)->required();
+  show->callback([this] { chosen_ = [this] { return topo_show(); }; });
+
+  CLI::App* dot = topo->add_subcommand("dot", "Write a topology as a Graphviz DOT picture");
+  dot->add_option("SPEC", spec_, kSpecHelp)->required();
+  dot->add_option("-o,--output", output_, "Write to this file instead of stdout");
+  dot->callback([this] { chosen_ = [this] { return topo_dot(); }; });
+
+  CLI::App* run = app.add_subcommand("run", "Run a scenario file and print its report");
+  run->add_option("SCENARIO", scenario_, "A scenario (YAML): see scenarios/ and docs/SCENARIOS.md")->required();
+  run->add_flag("--json", json_, "Print the report as JSON");
+  run->add_option("--pcap", pcap_, "Capture every packet on every link to this file");
+  run->add_option("--pcap-linktype", linktype_,
+                  "erf (default: ERF records of type InfiniBand, which Wireshark 4.0 reads) or\n"
+                  "infiniband (LINKTYPE_INFINIBAND 247, for newer Wireshark)")
+      ->check(CLI::IsMember({"erf", "infiniband"}));
+  run->add_option("--trace", trace_, "Write the full event trace to this file");
+  run->add_option("--seed", seed_, "Override the scenario's seed")->each([this](const std::string&) {
+    seed_given_ = true;
+  });
+  run->add_flag("--update", update_, "Write this run's fingerprint into the scenario file");
+  run->callback([this] { chosen_ = [this] { return run_scenario(); }; });
+}
+
+int Commands::run() { return chosen_ ? chosen_() : 2; }
+
+int Commands::topo_gen() {
+  const topo::Topology t = topo::load_topology(spec_);
+  to_output(output_, [&](std::ostream& out) { topo::write_netfile(out, t); });
+  return 0;
+}
+
+int Commands::topo_dot() {
+  const topo::Topology t = topo::load_topology(spec_);
+  to_output(output_, [&](std::ostream& out) { topo::write_dot(out, t); });
+  return 0;
+}
+
+int Commands::topo_show() {
+  const topo::Topology t = topo::load_topology(spec_);
+  const topo::TopologyStats s = topo::compute_stats(t);
+  std::map<std::string, std::size_t> rates;
+  for (const topo::LinkDesc& l : t.links()) ++rates[l.rate.str()];
+  std::map<unsigned, std::size_t> radix;
+  for (const topo::NodeDesc& n : t.nodes())
+    if (n.kind == topo::NodeKind::Switch) ++radix[n.num_ports];
+  std::cout << "topology  " << spec_ << "\n"
+            << "nodes     " << t.nodes().size() << "\n"
+            << "hosts     " << s.hcas << "\n"
+            << "switches  " << s.switches << "\n";
+  for (auto [ports, n] : radix) std::cout << "          " << n << " x " << ports << "-port\n";
+  std::cout << "links     " << s.links << " (" << s.host_links << " host, " << s.switch_links << " switch-to-switch)\n";
+  for (const auto& [rate, n] : rates) std::cout << "          " << n << " x " << rate << "\n";
+  if (s.connected) std::cout << "diameter  " << s.diameter << " hops (host to host)\n";
+  else std::cout << "diameter  - (not connected)\n";
+  return 0;
+}
+
+int Commands::run_scenario() {
+  const scenario::Scenario s = scenario::load_scenario(scenario_);
+  scenario::RunOptions o;
+  o.pcap = pcap_;
+  o.pcap_linktype_247 = linktype_ == "infiniband";
+  o.trace = trace_;
+  if (seed_given_) o.seed = seed_;
+  scenario::Report r = scenario::run_scenario(s, o);
+  if (update_) {
+    if (seed_given_) throw std::runtime_error("--update records the scenario's own seed; drop --seed");
+    scenario::write_fingerprint(scenario_, r.fingerprint);
+    r.expected = r.fingerprint;
+  } else if (seed_given_) {
+    r.expected.reset();  // a golden fingerprint belongs to the scenario's seed
+  }
+  if (json_) scenario::print_json(r, std::cout);
+  else scenario::print_text(r, std::cout);
+  return r.passed() ? 0 : 1;
+}
+
+}  // namespace ibfab::cli

@@ -1,0 +1,32 @@
+#pragma once
+// The ibfab subcommands: their options and what they do.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace ibfab::cli {
+
+class Commands {
+ public:
+  // Declares `topo gen|show|dot` and `run` on `app`.
+  void add_to(CLI::App& app);
+  // Runs the subcommand that was parsed; returns the exit status. Throws
+  // for bad input (the caller prints it and exits 2).
+  int run();
+
+ private:
+  int topo_gen();
+  int topo_show();
+  int topo_dot();
+  int run_scenario();
+
+  std::function<int()> chosen_;
+  std::string spec_, output_;
+  std::string scenario_, pcap_, trace_, linktype_ = "erf";
+  bool json_ = false, update_ = false;
+  uint64_t seed_ = 0;
+  bool seed_given_ = false;
+};
+
+}  // namespace ibfab::cli

@@ -1,0 +1,48 @@
+#pragma once
+// What a scenario run produced: the figures `ibfab run` prints as text or
+// JSON. Everything but the wall-clock figures is a deterministic function of
+// the scenario and its seed.
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace ibfab::scenario {
+
+struct ProbeReport {
+  std::string from;
+  sim::Time at, took;
+  std::size_t nodes = 0, switches = 0, links = 0;
+  std::size_t expected_nodes = 0, expected_links = 0;  // reachable in the model
+  uint64_t smps = 0, retries = 0, unanswered = 0;
+  bool finished = false;  // false: the run ended before the probe did
+  bool complete() const { return finished && nodes == expected_nodes && links == expected_links; }
+};
+
+struct Report {
+  std::string name, file, topology;
+  uint64_t seed = 0;
+  std::size_t hcas = 0, switches = 0, links = 0;
+  unsigned diameter = 0;
+  sim::Time duration;
+  uint64_t events = 0;
+  double wall_seconds = 0;
+  uint64_t hops_transmitted = 0, hops_delivered = 0;
+  std::vector<std::pair<std::string, uint64_t>> drops;  // by reason, non-zero only
+  std::vector<std::string> actions;                     // "1.000ms link-down S1[3]"
+  std::vector<ProbeReport> probes;
+  std::string fingerprint;                  // of this run
+  std::optional<std::string> expected;      // from the scenario file
+  std::string pcap;
+
+  bool fingerprint_matches() const { return !expected || *expected == fingerprint; }
+  bool passed() const;
+};
+
+void print_text(const Report& r, std::ostream& out);
+void print_json(const Report& r, std::ostream& out);
+
+}  // namespace ibfab::scenario

@@ -1,0 +1,223 @@
+#include "tools/scenario/scenario_loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ibfab::scenario {
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& problem) const {
+    const int line = at.IsDefined() && at.Mark().line >= 0 ? at.Mark().line + 1 : 0;
+    throw ScenarioError(file_ + ":" + std::to_string(line) + ": " + problem);
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) fail(n, "'" + key + "' must be a single value");
+    return n.Scalar();
+  }
+
+  sim::Time time(const YAML::Node& n, const std::string& key) const {
+    sim::Time t;
+    const std::string s = scalar(n, key);
+    if (!sim::parse_time(s, t)) fail(n, "'" + key + "': bad time '" + s + "' (examples: 0, 250ns, 10us, 1.5ms, 2s)");
+    return t;
+  }
+
+  uint64_t u64(const YAML::Node& n, const std::string& key) const {
+    const std::string s = scalar(n, key);
+    if (s.empty() || s.size() > 19 || !std::all_of(s.begin(), s.end(), ::isdigit))
+      fail(n, "'" + key + "': expected a non-negative integer, got '" + s + "'");
+    return std::stoull(s);
+  }
+
+  double probability(const YAML::Node& n) const {
+    const std::string s = scalar(n, "probability");
+    std::istringstream in(s);
+    double p = -1;
+    in >> p;
+    if (!in || !in.eof() || p < 0 || p > 1) fail(n, "'probability' must be a number in [0, 1], got '" + s + "'");
+    return p;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+Action parse_action(const Reader& r, const YAML::Node& item) {
+  if (!item.IsMap()) r.fail(item, "an action is a map such as {at: 1ms, link-down: \"S1[3]\"}");
+  Action a{};
+  a.line = item.Mark().line + 1;
+  bool have_at = false, have_kind = false, have_prob = false;
+  YAML::Mark prob_mark;
+  for (const auto& kv : item) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    auto kind = [&](Action::Kind k) {
+      if (have_kind) r.fail(kv.first, "one action per list item ('" + key + "' is a second one)");
+      have_kind = true;
+      a.kind = k;
+    };
+    if (key == "at") {
+      a.at = r.time(v, "at");
+      have_at = true;
+    } else if (key == "link-down" || key == "link-up" || key == "link-loss") {
+      kind(key == "link-down" ? Action::Kind::LinkDown
+                              : key == "link-up" ? Action::Kind::LinkUp : Action::Kind::LinkLoss);
+      if (!parse_link_ref(r.scalar(v, key), a.link))
+        r.fail(v, "'" + key + "': expected a link as NODE[PORT] or NODE[PORT]-NODE[PORT], got '" + v.Scalar() + "'");
+    } else if (key == "node-down" || key == "node-up" || key == "probe") {
+      kind(key == "node-down" ? Action::Kind::NodeDown
+                              : key == "node-up" ? Action::Kind::NodeUp : Action::Kind::Probe);
+      a.node = r.scalar(v, key);
+    } else if (key == "probability") {
+      have_prob = true;
+      prob_mark = v.Mark();
+      a.probability = r.probability(v);
+    } else {
+      r.fail(kv.first, "unknown action key '" + key +
+                           "' (known: at, link-down, link-up, link-loss, probability, node-down, node-up, probe)");
+    }
+  }
+  if (!have_kind) r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe)");
+  if (!have_at) r.fail(item, "the action has no 'at' time");
+  if (a.kind == Action::Kind::LinkLoss && !have_prob) r.fail(item, "'link-loss' needs a 'probability'");
+  if (a.kind != Action::Kind::LinkLoss && have_prob)
+    throw ScenarioError(r.file() + ":" + std::to_string(prob_mark.line + 1) + ": 'probability' belongs to 'link-loss' only");
+  return a;
+}
+
+}  // namespace
+
+const char* to_string(Action::Kind k) {
+  switch (k) {
+    case Action::Kind::LinkDown: return "link-down";
+    case Action::Kind::LinkUp: return "link-up";
+    case Action::Kind::NodeDown: return "node-down";
+    case Action::Kind::NodeUp: return "node-up";
+    case Action::Kind::LinkLoss: return "link-loss";
+    case Action::Kind::Probe: return "probe";
+  }
+  return "?";
+}
+
+bool parse_link_ref(const std::string& text, LinkRef& out) {
+  const auto open = text.find('[');
+  const auto close = text.find(']', open == std::string::npos ? 0 : open);
+  if (open == std::string::npos || open == 0 || close == std::string::npos || close == open + 1) return false;
+  const std::string digits = text.substr(open + 1, close - open - 1);
+  if (digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return false;
+  const int port = std::stoi(digits);
+  if (port < 1 || port > 255) return false;
+  const std::string rest = text.substr(close + 1);
+  if (!rest.empty()) {
+    LinkRef other;
+    if (rest[0] != '-' || !parse_link_ref(rest.substr(1), other) || other.text.find('-') != std::string::npos)
+      return false;
+  }
+  out.node = text.substr(0, open);
+  out.port = static_cast<uint8_t>(port);
+  out.text = text;
+  return true;
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& path) {
+  const Reader r(path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw ScenarioError(path + ":1: a scenario is a YAML map (topology:, actions:, ...)");
+  Scenario s;
+  s.file = path;
+  s.name = std::filesystem::path(path).stem().string();
+  bool have_topology = false;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    if (key == "name") {
+      s.name = r.scalar(v, key);
+    } else if (key == "description") {
+      s.description = r.scalar(v, key);
+    } else if (key == "topology") {
+      s.topology = r.scalar(v, key);
+      have_topology = true;
+      // A relative net-file path is relative to the scenario file.
+      const bool generator = s.topology.find(':') != std::string::npos &&
+                             std::isalpha(static_cast<unsigned char>(s.topology[0])) &&
+                             !std::filesystem::exists(s.topology);
+      if (!generator && std::filesystem::path(s.topology).is_relative())
+        s.topology = (std::filesystem::path(path).parent_path() / s.topology).lexically_normal().string();
+    } else if (key == "seed") {
+      s.seed = r.u64(v, key);
+    } else if (key == "duration") {
+      s.duration = r.time(v, key);
+    } else if (key == "fingerprint") {
+      const std::string fp = r.scalar(v, key);
+      if (fp.size() != 16 || !std::all_of(fp.begin(), fp.end(), ::isxdigit))
+        r.fail(v, "'fingerprint' must be 16 hex digits (write it with: ibfab run --update)");
+      s.fingerprint = fp;
+      s.fingerprint_line = v.Mark().line + 1;
+    } else if (key == "actions") {
+      if (!v.IsSequence()) r.fail(v, "'actions' must be a list");
+      for (const auto& item : v) s.actions.push_back(parse_action(r, item));
+    } else {
+      r.fail(kv.first, "unknown key '" + key +
+                           "' (known: name, description, topology, seed, duration, actions, fingerprint)");
+    }
+  }
+  if (!have_topology) throw ScenarioError(path + ":1: the scenario has no 'topology'");
+  for (const Action& a : s.actions)
+    if (a.at > s.duration)
+      throw ScenarioError(path + ":" + std::to_string(a.line) + ": action at " + a.at.str() +
+                          " is after the end of the run (duration " + s.duration.str() + ")");
+  std::stable_sort(s.actions.begin(), s.actions.end(), [](const Action& x, const Action& y) { return x.at < y.at; });
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot open: " + std::strerror(errno));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_scenario(buf.str(), path);
+}
+
+void write_fingerprint(const std::string& path, const std::string& hex) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot open: " + std::strerror(errno));
+  std::vector<std::string> lines;
+  bool replaced = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("fingerprint:", 0) == 0) {
+      line = "fingerprint: " + hex;
+      replaced = true;
+    }
+    lines.push_back(line);
+  }
+  in.close();
+  if (!replaced) lines.push_back("fingerprint: " + hex);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    for (const std::string& l : lines) out << l << '\n';
+    if (!out) throw ScenarioError(tmp + ": cannot write");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace ibfab::scenario

@@ -1,0 +1,44 @@
+#pragma once
+// Reads a scenario file (YAML):
+//
+//   name: quickstart                 # optional, defaults to the file name
+//   description: "..."               # optional
+//   topology: fat-tree:2:4           # a spec, or a net-file path relative to this file
+//   seed: 1                          # optional, default 1
+//   duration: 10ms                   # simulated time to run; default 1ms
+//   actions:                         # optional, any order; run by time
+//     - {at: 1ms, link-down: "S1[3]"}
+//     - {at: 2ms, link-up: "S1[3]"}
+//     - {at: 3ms, node-down: S2}
+//     - {at: 4ms, node-up: S2}
+//     - {at: 0, link-loss: "L1[5]", probability: 0.01}
+//     - {at: 5ms, probe: H1}         # directed-route discovery from host H1
+//   fingerprint: 0123456789abcdef    # golden trace digest (ibfab run --update)
+//
+// Every problem is reported as one ScenarioError "FILE:LINE: problem" (the
+// line of the offending key or value); unknown keys are errors too, so a
+// typo never passes silently.
+#include <stdexcept>
+#include <string>
+
+#include "tools/scenario/scenario.h"
+
+namespace ibfab::scenario {
+
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+Scenario load_scenario(const std::string& path);
+// Parses scenario text; `path` names it in messages and anchors relative
+// net-file paths.
+Scenario parse_scenario(const std::string& text, const std::string& path);
+
+// Parses "NODE[PORT]" or "NODE[PORT]-NODE[PORT]" (the first end is kept).
+bool parse_link_ref(const std::string& text, LinkRef& out);
+
+// Rewrites the scenario file's fingerprint line (or appends one).
+void write_fingerprint(const std::string& path, const std::string& hex);
+
+}  // namespace ibfab::scenario

@@ -1,0 +1,195 @@
+#include "tools/scenario/scenario_runner.h"
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <tuple>
+#include <memory>
+#include <stdexcept>
+
+#include "fabric/model/fabric.h"
+#include "fabric/topology/topology_spec.h"
+#include "fabric/topology/topology_stats.h"
+#include "fabric/wire/pcap_writer.h"
+#include "sim/simulator.h"
+#include "sm/discovery.h"
+#include "tools/scenario/scenario_loader.h"
+
+namespace ibfab::scenario {
+namespace {
+
+[[noreturn]] void fail(const Scenario& s, const Action& a, const std::string& problem) {
+  throw ScenarioError(s.file + ":" + std::to_string(a.line) + ": " + problem);
+}
+
+fabric::Link& resolve_link(const Scenario& s, const Action& a, fabric::Fabric& f) {
+  fabric::Node* n = f.find(a.link.node);
+  if (!n) fail(s, a, "no node '" + a.link.node + "' in the topology");
+  if (a.link.port < 1 || a.link.port > n->num_ports())
+    fail(s, a, a.link.node + " has ports 1.." + std::to_string(n->num_ports()) + ", not " + std::to_string(a.link.port));
+  fabric::Link* l = n->port(a.link.port).link();
+  if (!l) fail(s, a, "no cable on " + a.link.text);
+  return *l;
+}
+
+// Nodes and links a directed-route probe from `from` can reach now: through
+// up links and nodes, and through switches only (CAs do not forward SMPs).
+std::pair<std::size_t, std::size_t> reachable(fabric::Fabric& f, fabric::Hca& from) {
+  std::vector<bool> seen(f.node_count(), false);
+  std::vector<bool> link_seen(f.link_count(), false);
+  std::deque<fabric::Node*> q{&from};
+  seen[from.index()] = true;
+  std::size_t nodes = 1, links = 0;
+  while (!q.empty()) {
+    fabric::Node* n = q.front();
+    q.pop_front();
+    if (n != &from && !n->is_switch()) continue;
+    for (uint8_t p = 1; p <= n->num_ports(); ++p) {
+      if (n == &from && p != 1) continue;
+      fabric::Port& port = n->port(p);
+      if (!port.link_up()) continue;
+      if (!link_seen[port.link()->id()]) {
+        link_seen[port.link()->id()] = true;
+        ++links;
+      }
+      fabric::Node& peer = port.peer()->node();
+      if (!seen[peer.index()]) {
+        seen[peer.index()] = true;
+        ++nodes;
+        q.push_back(&peer);
+      }
+    }
+  }
+  return {nodes, links};
+}
+
+}  // namespace
+
+Report run_scenario(const Scenario& s, const RunOptions& options) {
+  const topo::Topology topology = topo::load_topology(s.topology);
+  const topo::TopologyStats stats = topo::compute_stats(topology);
+  Report r;
+  r.name = s.name;
+  r.file = s.file;
+  r.topology = s.topology;
+  r.seed = options.seed.value_or(s.seed);
+  r.hcas = stats.hcas;
+  r.switches = stats.switches;
+  r.links = stats.links;
+  r.diameter = stats.diameter;
+  r.duration = s.duration;
+  r.expected = s.fingerprint;
+
+  sim::Simulator sim(r.seed);
+  fabric::FabricOptions fo;
+  fo.seed = r.seed;
+  fabric::Fabric fabric(sim, topology, fo);
+
+  sim::DigestTraceSink digest;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file(nullptr, &std::fclose);
+  std::unique_ptr<sim::FileTraceSink> file_sink;
+  std::unique_ptr<sim::TeeTraceSink> tee;
+  sim.trace().attach(&digest);
+  if (!options.trace.empty()) {
+    trace_file.reset(std::fopen(options.trace.c_str(), "w"));
+    if (!trace_file) throw std::runtime_error(options.trace + ": cannot write the trace");
+    file_sink = std::make_unique<sim::FileTraceSink>(trace_file.get());
+    tee = std::make_unique<sim::TeeTraceSink>(&digest, file_sink.get());
+    sim.trace().attach(tee.get());
+  }
+  wire::PcapWriter pcap;
+  if (!options.pcap.empty()) {
+    const std::string err =
+        pcap.open(options.pcap, options.pcap_linktype_247 ? wire::PcapWriter::Link::kInfiniband : wire::PcapWriter::Link::kErf);
+    if (!err.empty()) throw std::runtime_error(err);
+    fabric.capture(&pcap);
+    r.pcap = options.pcap;
+  }
+
+  // Resolve every action against the fabric before anything runs.
+  std::vector<std::unique_ptr<sm::Discovery>> probes;
+  for (const Action& a : s.actions) {
+    std::function<void()> apply;
+    const std::string label = a.at.str() + " " + to_string(a.kind) + " ";
+    switch (a.kind) {
+      case Action::Kind::LinkDown:
+      case Action::Kind::LinkUp: {
+        fabric::Link& l = resolve_link(s, a, fabric);
+        const bool up = a.kind == Action::Kind::LinkUp;
+        apply = [&fabric, &l, up] { fabric.set_link_up(l, up); };
+        r.actions.push_back(label + a.link.text);
+        break;
+      }
+      case Action::Kind::LinkLoss: {
+        fabric::Link& l = resolve_link(s, a, fabric);
+        const double p = a.probability;
+        apply = [&fabric, &l, p] { fabric.set_link_loss(l, p); };
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " p=%g", p);
+        r.actions.push_back(label + a.link.text + buf);
+        break;
+      }
+      case Action::Kind::NodeDown:
+      case Action::Kind::NodeUp: {
+        fabric::Node* n = fabric.find(a.node);
+        if (!n) fail(s, a, "no node '" + a.node + "' in the topology");
+        const bool up = a.kind == Action::Kind::NodeUp;
+        apply = [&fabric, n, up] { fabric.set_node_up(*n, up); };
+        r.actions.push_back(label + a.node);
+        break;
+      }
+      case Action::Kind::Probe: {
+        fabric::Hca* h = fabric.find_hca(a.node);
+        if (!h) fail(s, a, "'probe' needs a host (an HCA); '" + a.node + "' is " +
+                               (fabric.find(a.node) ? "a switch" : "not in the topology"));
+        probes.push_back(std::make_unique<sm::Discovery>(*h, uint8_t{1}, sm::Discovery::Options{}));
+        sm::Discovery* d = probes.back().get();
+        const std::size_t slot = r.probes.size();
+        ProbeReport pr;
+        pr.from = a.node;
+        pr.at = a.at;
+        r.probes.push_back(pr);
+        apply = [&, d, h, slot] {
+          d->start([&, h, slot](const sm::DiscoveryResult& res) {
+            ProbeReport& p = r.probes[slot];
+            p.finished = true;
+            p.took = res.finished - res.started;
+            p.nodes = res.nodes.size();
+            p.switches = res.switches();
+            p.links = res.links.size();
+            p.smps = res.smps_sent;
+            p.retries = res.retries;
+            p.unanswered = res.unanswered;
+            std::tie(p.expected_nodes, p.expected_links) = reachable(fabric, *h);
+            sim.trace().emit(sim.now(), h->name(), "probe done nodes=%zu links=%zu smps=%llu", p.nodes, p.links,
+                             static_cast<unsigned long long>(p.smps));
+          });
+        };
+        r.actions.push_back(label + a.node);
+        break;
+      }
+    }
+    sim.schedule_at(a.at, std::move(apply));
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  sim.run_until(s.duration);
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.events = sim.events_run();
+  const auto& fs = fabric.stats();
+  r.hops_transmitted = fs.transmitted;
+  r.hops_delivered = fs.delivered;
+  for (int i = 1; i < static_cast<int>(fabric::DropReason::kCount); ++i) {
+    const auto why = static_cast<fabric::DropReason>(i);
+    if (fs.drops(why)) r.drops.emplace_back(fabric::to_string(why), fs.drops(why));
+  }
+  r.fingerprint = digest.hex();
+  if (!options.pcap.empty()) {
+    const std::string err = pcap.close();
+    if (!err.empty()) throw std::runtime_error(err);
+  }
+  return r;
+}
+
+}  // namespace ibfab::scenario

@@ -1,0 +1,26 @@
+#pragma once
+// Runs a scenario: builds the fabric, schedules its actions, runs the
+// simulator for the scenario's duration and reports. The trace of the run
+// is always digested into the report's fingerprint; the same scenario and
+// seed give the same fingerprint, byte for byte.
+#include <optional>
+#include <string>
+
+#include "tools/scenario/report.h"
+#include "tools/scenario/scenario.h"
+
+namespace ibfab::scenario {
+
+struct RunOptions {
+  std::string pcap;            // capture every link to this file ("" = none)
+  bool pcap_linktype_247 = false;  // LINKTYPE_INFINIBAND instead of ERF
+  std::string trace;           // also write the trace to this file ("" = none)
+  std::optional<uint64_t> seed;  // overrides the scenario's seed
+};
+
+// Throws ScenarioError (an action naming a node or link the topology does
+// not have, with its line), topo::TopologyError, or std::runtime_error for
+// files that cannot be written.
+Report run_scenario(const Scenario& s, const RunOptions& options);
+
+}  // namespace ibfab::scenario
