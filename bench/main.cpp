@@ -39,11 +39,11 @@ class AnchorReporter : public benchmark::ConsoleReporter {
 
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::printf("\n%-28s %-16s %14s %14s %8s\n", "figure", "counter", "value", "anchor", "ratio");
+    std::printf("\n%-36s %-16s %14s %14s %8s\n", "figure", "counter", "value", "anchor", "ratio");
     for (const Pairing& p : kPairings) {
       const auto f = lookup(p.figure, p.counter), a = lookup(p.anchor, p.counter);
       if (f < 0 || a <= 0) continue;
-      std::printf("%-28s %-16s %14.4g %14.4g %7.2fx\n", p.figure, p.counter, f, a, f / a);
+      std::printf("%-36s %-16s %14.4g %14.4g %7.2fx\n", p.figure, p.counter, f, a, f / a);
     }
   }
 

@@ -16,7 +16,7 @@ struct PholdParams {
   uint32_t initial = 10;
   double remote = 0.9;
   double mean_delay_ps = 1'000'000.0;  // 1 us
-  uint64_t events = 2'000'000;         // events to run per measurement
+  uint64_t events = 10'000'000;        // events to run per measurement
 };
 
 // The next event's (target LP, delay in ps), drawn from `rng`.

@@ -3,8 +3,7 @@
 // move, recycled through a free list. Scheduling and running an event touch
 // no allocator once the pool has grown to the simulation's working set.
 #include <cstdint>
-#include <memory>
-#include <stdexcept>
+#include <new>
 #include <vector>
 
 #include "sim/event_handle.h"
@@ -24,16 +23,28 @@ static_assert(sizeof(EventRecord) == 64, "one event record per cache line");
 
 class EventPool {
  public:
+  EventPool() = default;
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+  ~EventPool();
+
   EventRecord& at(uint32_t slot) { return chunks_[slot >> kChunkBits][slot & kChunkMask]; }
   const EventRecord& at(uint32_t slot) const {
     return chunks_[slot >> kChunkBits][slot & kChunkMask];
   }
 
   uint32_t acquire() {
-    if (free_head_ == kNone) add_chunk();
-    const uint32_t slot = free_head_;
-    free_head_ = at(slot).next_free;
-    return slot;
+    if (free_head_ != kNone) {
+      const uint32_t slot = free_head_;
+      free_head_ = at(slot).next_free;
+      return slot;
+    }
+    // Slots are handed out in order the first time, so a simulation touches
+    // only as many records as it ever has pending at once.
+    if (used_ == capacity()) add_chunk();
+    EventRecord* r = &at(used_);
+    ::new (r) EventRecord();
+    return used_++;
   }
 
   void release(uint32_t slot) {
@@ -55,25 +66,22 @@ class EventPool {
     if (++r.generation == 0) r.generation = 1;
   }
 
+  // Slots handed out so far (valid handles name slots below this).
+  uint32_t used() const { return used_; }
   std::size_t capacity() const { return chunks_.size() << kChunkBits; }
 
  private:
-  static constexpr unsigned kChunkBits = 10;
+  // 2 MiB chunks, aligned and advised as transparent huge pages: a large
+  // simulation's records are read in an order unrelated to where they sit,
+  // and 4 KiB pages would cost a TLB miss per event.
+  static constexpr unsigned kChunkBits = 15;
   static constexpr uint32_t kChunkMask = (1u << kChunkBits) - 1;
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  void add_chunk() {
-    const std::size_t base = capacity();
-    if (base + (1u << kChunkBits) > QueueEntry::kMaxSlots)
-      throw std::length_error("ibfab: more than 2^24 events pending at once");
-    chunks_.push_back(std::make_unique<EventRecord[]>(std::size_t{1} << kChunkBits));
-    EventRecord* c = chunks_.back().get();
-    for (uint32_t i = 0; i <= kChunkMask; ++i)
-      c[i].next_free = i == kChunkMask ? free_head_ : static_cast<uint32_t>(base) + i + 1;
-    free_head_ = static_cast<uint32_t>(base);
-  }
+  void add_chunk();
 
-  std::vector<std::unique_ptr<EventRecord[]>> chunks_;
+  std::vector<EventRecord*> chunks_;
+  uint32_t used_ = 0;
   uint32_t free_head_ = kNone;
 };
 

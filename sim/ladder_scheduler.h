@@ -40,14 +40,22 @@ class LadderScheduler final : public Scheduler {
     bottom_.pop_back();
     --size_;
   }
+  bool pop_min(QueueEntry& out) override {
+    if (size_ == 0) return false;
+    if (bottom_.empty()) settle();
+    out = bottom_.back();
+    bottom_.pop_back();
+    --size_;
+    return true;
+  }
   const QueueEntry* upcoming(std::size_t ahead) const override {
     return ahead < bottom_.size() ? &bottom_[bottom_.size() - 1 - ahead] : nullptr;
   }
 
  private:
   static constexpr std::size_t kMaxRungs = 8;
-  static constexpr std::size_t kSplit = 64;   // larger buckets become a rung
-  static constexpr std::size_t kPerBucket = 24;  // target fill of a new rung
+  static constexpr std::size_t kSplit = 48;   // larger buckets become a rung
+  static constexpr std::size_t kPerBucket = 12;  // target fill of a new rung
 
   struct Rung {
     int64_t start = 0;   // time of bucket 0

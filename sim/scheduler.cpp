@@ -1,5 +1,7 @@
 #include "sim/scheduler.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <new>
@@ -19,8 +21,14 @@ void DaryHeapScheduler<D>::grow() {
   // Over-allocate by one line and place index 1 on a line boundary, so that
   // each sibling group D*i+1 .. D*i+D (D * 16 bytes) starts a cache line.
   constexpr std::size_t kLine = 64;
-  void* block = std::malloc((cap + 1) * sizeof(QueueEntry) + kLine);
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  const std::size_t bytes = (cap + 1) * sizeof(QueueEntry) + kLine;
+  // Large heaps are read at random on every pop: back them with
+  // transparent huge pages so the lower levels cost no TLB misses.
+  void* block = bytes >= kHuge ? std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge)
+                               : std::malloc(bytes);
   if (!block) throw std::bad_alloc();
+  if (bytes >= kHuge) ::madvise(block, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
   auto base = reinterpret_cast<uintptr_t>(block);
   const uintptr_t first_child = (base + sizeof(QueueEntry) + kLine - 1) & ~(kLine - 1);
   auto* heap = reinterpret_cast<QueueEntry*>(first_child - sizeof(QueueEntry));

@@ -43,6 +43,14 @@ class Scheduler {
   virtual std::size_t size() const = 0;
   virtual const QueueEntry& top() const = 0;  // precondition: !empty()
   virtual void pop() = 0;                     // precondition: !empty()
+  // Moves the earliest entry to `out`; false if empty. One call instead of
+  // empty() + top() + pop() on the simulator's hot path.
+  virtual bool pop_min(QueueEntry& out) {
+    if (empty()) return false;
+    out = top();
+    pop();
+    return true;
+  }
   // The entry that will surface `ahead` pops from now, if the scheduler
   // knows it cheaply (null otherwise). A hint for prefetching only.
   virtual const QueueEntry* upcoming(std::size_t ahead) const {

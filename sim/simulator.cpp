@@ -14,7 +14,7 @@ Simulator::~Simulator() {
 }
 
 bool Simulator::pending(EventHandle h) const {
-  if (!h.valid() || h.slot >= pool_.capacity()) return false;
+  if (!h.valid() || h.slot >= pool_.used()) return false;
   const EventRecord& r = pool_.at(h.slot);
   return r.generation == h.generation && r.ops != nullptr;
 }
@@ -38,16 +38,13 @@ void Simulator::fifo_push(QueueEntry e) {
 }
 
 bool Simulator::next_entry(QueueEntry& out) {
-  const bool heap = !scheduler_->empty();
-  if (fifo_size_ != 0 && (!heap || fifo_[fifo_head_] < scheduler_->top())) {
+  if (fifo_size_ != 0 && (scheduler_->empty() || fifo_[fifo_head_] < scheduler_->top())) {
     out = fifo_[fifo_head_];
     fifo_head_ = (fifo_head_ + 1) & (fifo_.size() - 1);
     --fifo_size_;
     return true;
   }
-  if (!heap) return false;
-  out = scheduler_->top();
-  scheduler_->pop();
+  if (!scheduler_->pop_min(out)) return false;
   // Records of events queued long ago are likely cache misses: start
   // loading one a few events ahead, or the next one if that is all the
   // scheduler can tell.

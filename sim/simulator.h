@@ -83,7 +83,7 @@ class Simulator {
     return EventHandle{slot, r.generation};
   }
 
-  static constexpr std::size_t kPrefetchAhead = 8;
+  static constexpr std::size_t kPrefetchAhead = 2;
 
   void fifo_push(QueueEntry e);
   bool next_entry(QueueEntry& out);  // pops the earliest entry of heap and FIFO

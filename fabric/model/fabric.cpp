@@ -32,9 +32,11 @@ Fabric::Fabric(sim::Simulator& sim, const topo::Topology& topology, FabricOption
     : sim_(&sim), options_(options) {
   const auto& descs = topology.nodes();
   nodes_.reserve(descs.size());
+  by_name_.reserve(descs.size());
   for (uint32_t i = 0; i < descs.size(); ++i) {
     if (descs[i].kind == topo::NodeKind::Switch) nodes_.push_back(std::make_unique<Switch>(*this, i, descs[i]));
     else nodes_.push_back(std::make_unique<Hca>(*this, i, descs[i]));
+    by_name_.emplace(nodes_.back()->name(), nodes_.back().get());
   }
   const auto& links = topology.links();
   links_.reserve(links.size());
@@ -52,9 +54,8 @@ Fabric::Fabric(sim::Simulator& sim, const topo::Topology& topology, FabricOption
 Fabric::~Fabric() = default;
 
 Node* Fabric::find(std::string_view name) const {
-  for (const auto& n : nodes_)
-    if (n->name() == name) return n.get();
-  return nullptr;
+  const auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
 }
 
 Hca* Fabric::find_hca(std::string_view name) const {

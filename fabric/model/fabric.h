@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "fabric/model/drop_reason.h"
@@ -51,6 +52,7 @@ class Fabric {
 
   std::size_t node_count() const { return nodes_.size(); }
   Node& node(uint32_t index) const { return *nodes_[index]; }
+  // By name, O(1) on average.
   Node* find(std::string_view name) const;
   Hca* find_hca(std::string_view name) const;
   Switch* find_switch(std::string_view name) const;
@@ -87,6 +89,7 @@ class Fabric {
   FabricOptions options_;
   PacketPool pool_;
   std::vector<std::unique_ptr<Node>> nodes_;
+  std::unordered_map<std::string_view, Node*> by_name_;  // views of the nodes' own names
   std::vector<std::unique_ptr<Link>> links_;
   wire::PcapWriter* pcap_ = nullptr;
   std::vector<bool> captured_;  // by link id
