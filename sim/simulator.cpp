@@ -7,10 +7,15 @@ Simulator::Simulator(uint64_t seed, std::unique_ptr<Scheduler> scheduler)
       fifo_(64),
       rng_(seed) {}
 
-Simulator::~Simulator() {
-  // Destroy the state of events that never ran.
+Simulator::~Simulator() { clear(); }
+
+void Simulator::clear() {
   QueueEntry e;
-  while (next_entry(e)) pool_.retire(e.slot());
+  while (next_entry(e)) {
+    pool_.retire(e.slot());
+    pool_.release(e.slot());
+  }
+  live_ = 0;
 }
 
 bool Simulator::pending(EventHandle h) const {

@@ -62,6 +62,9 @@ class Simulator {
   void run_until(Time limit);
   // Makes run()/run_until() return after the current event.
   void stop() { stopped_ = true; }
+  // Discards every pending event, destroying its captured state without
+  // running it. Time does not change.
+  void clear();
 
   uint64_t events_run() const { return events_run_; }
   std::size_t events_pending() const { return live_; }

@@ -51,7 +51,7 @@ Fabric::Fabric(sim::Simulator& sim, const topo::Topology& topology, FabricOption
   captured_.assign(links_.size(), false);
 }
 
-Fabric::~Fabric() = default;
+Fabric::~Fabric() { sim_->clear(); }
 
 Node* Fabric::find(std::string_view name) const {
   const auto it = by_name_.find(name);

@@ -39,6 +39,9 @@ struct FabricOptions {
   uint64_t seed = 1;                                // link loss streams derive from it
 };
 
+// Lifetime: a Fabric uses its Simulator and must be destroyed before it.
+// Events pending in the simulator carry the fabric's packets and refer to
+// its nodes, so destroying the fabric discards every pending event.
 class Fabric {
  public:
   Fabric(sim::Simulator& sim, const topo::Topology& topology, FabricOptions options = {});

@@ -123,6 +123,23 @@ TEST(Simulator, CapturedStateIsDestroyedWhenRunCancelledOrAbandoned) {
   EXPECT_EQ(token.use_count(), 1);
 }
 
+TEST(Simulator, ClearDiscardsPendingEventsAndTheirState) {
+  auto token = std::make_shared<int>(0);
+  Simulator sim;
+  sim.schedule(Time::ns(1), [t = token] { ++*t; });
+  EventHandle h = sim.schedule(Time::ns(2), [t = token] { ++*t; });
+  sim.schedule(Time::zero(), [t = token] { ++*t; });
+  sim.clear();
+  EXPECT_EQ(token.use_count(), 1);
+  EXPECT_EQ(sim.events_pending(), 0u);
+  EXPECT_FALSE(sim.pending(h));
+  sim.run();
+  EXPECT_EQ(*token, 0);
+  sim.schedule(Time::ns(1), [t = token] { ++*t; });
+  sim.run();
+  EXPECT_EQ(*token, 1) << "usable after clear()";
+}
+
 TEST(Simulator, RunUntilStopsAtTheLimitAndAdvancesTime) {
   Simulator sim;
   int ran = 0;

@@ -42,6 +42,27 @@ class FaultTest : public ::testing::Test {
   Fabric fabric;
 };
 
+TEST(FabricLifetime, DestroyingAFabricWithPacketsInFlightIsSafe) {
+  sim::Simulator sim;
+  {
+    topo::Topology t = topo::load_topology("line:2");
+    Fabric f(sim, t);
+    testing::configure_by_hand(f);
+    Count tx, rx;
+    Hca& a = *f.find_hca("H1");
+    Hca& b = *f.find_hca("H2");
+    const uint32_t qa = a.create_ud_qp(1, 7, 0, &tx);
+    UdSend s;
+    s.dlid = b.port(1).lid;
+    s.dest_qp = b.create_ud_qp(1, 7, 0, &rx);
+    s.qkey = 7;
+    for (int i = 0; i < 10; ++i) a.send_ud(qa, s);
+    sim.run_until(sim::Time::ns(50));  // packets are on the wire
+    EXPECT_GT(sim.events_pending(), 0u);
+  }
+  EXPECT_EQ(sim.events_pending(), 0u);
+}
+
 TEST_F(FaultTest, ALinkDownDropsTrafficAndItsPortsComeBackInInit) {
   Link& l = s1_s2();
   fabric.set_link_up(l, false);
