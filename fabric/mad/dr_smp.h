@@ -10,6 +10,7 @@
 #include <span>
 
 #include "fabric/wire/byte_cursor.h"
+#include "fabric/wire/smp.h"
 
 namespace ibfab::mad {
 
@@ -21,19 +22,19 @@ namespace dr_smp {
 inline constexpr std::size_t kSize = 256;
 inline constexpr std::size_t kMgmtClassOffset = 1;
 inline constexpr std::size_t kMethodOffset = 3;
-inline constexpr std::size_t kStatusOffset = 4;
-inline constexpr std::size_t kHopPointerOffset = 6;
-inline constexpr std::size_t kHopCountOffset = 7;
+inline constexpr std::size_t kStatusOffset = wire::SmpLayout::kStatusOffset;
+inline constexpr std::size_t kHopPointerOffset = wire::SmpLayout::kHopPointerOffset;
+inline constexpr std::size_t kHopCountOffset = wire::SmpLayout::kHopCountOffset;
 inline constexpr std::size_t kTransactionIdOffset = 8;
 inline constexpr std::size_t kAttributeIdOffset = 16;
 inline constexpr std::size_t kAttributeModifierOffset = 20;
-inline constexpr std::size_t kMKeyOffset = 24;
-inline constexpr std::size_t kDrSlidOffset = 32;
-inline constexpr std::size_t kDrDlidOffset = 34;
-inline constexpr std::size_t kDataOffset = 64;
-inline constexpr std::size_t kDataSize = 64;
-inline constexpr std::size_t kInitialPathOffset = 128;
-inline constexpr std::size_t kReturnPathOffset = 192;
+inline constexpr std::size_t kMKeyOffset = wire::SmpLayout::kMKeyOffset;
+inline constexpr std::size_t kDrSlidOffset = wire::SmpLayout::kDrSlidOffset;
+inline constexpr std::size_t kDrDlidOffset = wire::SmpLayout::kDrDlidOffset;
+inline constexpr std::size_t kDataOffset = wire::SmpLayout::kDataOffset;
+inline constexpr std::size_t kDataSize = wire::SmpLayout::kDataSize;
+inline constexpr std::size_t kInitialPathOffset = wire::SmpLayout::kInitialPathOffset;
+inline constexpr std::size_t kReturnPathOffset = wire::SmpLayout::kReturnPathOffset;
 
 inline constexpr uint8_t kClassLidRouted = 0x01;
 inline constexpr uint8_t kClassDirectedRoute = 0x81;
@@ -44,9 +45,9 @@ inline constexpr uint8_t kMethodTrap = 0x05;
 inline constexpr uint8_t kMethodTrapRepress = 0x07;
 
 inline constexpr uint16_t kPermissiveLid = 0xFFFF;
-inline constexpr uint16_t kDirectionBit = 0x8000;  // in the status word
+inline constexpr uint16_t kDirectionBit = wire::SmpLayout::kDirectionBit;
 // HopCount is 0..63 (C14-6); a path has 64 entries, entry 0 unused.
-inline constexpr uint8_t kMaxHops = 63;
+inline constexpr uint8_t kMaxHops = wire::SmpLayout::kMaxHops;
 
 // D = 1: the SMP is returning (a response); 0: outbound.
 inline bool direction(ConstSmpBuffer s) {

@@ -4,6 +4,7 @@
 
 #include "fabric/wire/byte_cursor.h"
 #include "fabric/wire/lrh.h"
+#include "fabric/wire/packet_codec.h"
 #include "fabric/wire/pcap_writer.h"
 
 namespace ibfab::fabric {
@@ -122,9 +123,18 @@ void Fabric::transmit(Port& out, PacketRef pkt, sim::Time ready) {
                     [this, peer, link, p = std::move(pkt)]() mutable { arrive(*peer, *link, std::move(p)); });
 }
 
+void Fabric::deliver(Port& in, PacketRef pkt) {
+  if (!in.node().up()) return;
+  if (in.link()) arrive(in, *in.link(), std::move(pkt));
+}
+
 void Fabric::arrive(Port& in, Link& link, PacketRef pkt) {
   if (!link.up() || !in.node().up() || !link.peer_of(&in)->node().up()) {
     count_drop(DropReason::LinkDown);
+    return;
+  }
+  if (pkt.size() < wire::kMinPacketSize) {  // not even LRH, BTH and CRCs
+    in.counters.rcv_errors++;
     return;
   }
   const uint8_t* b = pkt.bytes().data();

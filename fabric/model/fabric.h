@@ -65,6 +65,10 @@ class Fabric {
   // Queues `pkt` on `out`, to start no earlier than `ready` (>= now).
   void transmit(Port& out, PacketRef pkt, sim::Time ready);
 
+  // Hands `pkt` to `in` as if it had just arrived over its link (fault
+  // injection and fuzzing: the bytes need not be a valid packet).
+  void deliver(Port& in, PacketRef pkt);
+
   // Faults, effective at the current simulated time.
   void set_link_up(Link& link, bool up);
   void set_node_up(Node& node, bool up);

@@ -167,4 +167,21 @@ TEST(Cli, CaptureDecodesInTshark) {
   EXPECT_EQ(std::stoul(n.out), std::stoul(run.out.substr(at + 13))) << "one record per delivered hop";
 }
 
+TEST(Cli, CaptureOfChosenLinksOnly) {
+  const std::string s = tmp("cap2.yaml");
+  write(s, "topology: line:3\nduration: 1ms\nactions:\n  - {at: 0, probe: H1}\n");
+  const std::string all = tmp("all.pcap"), one = tmp("one.pcap");
+  ASSERT_EQ(ibfab("run --pcap " + all + " " + s).status, 0);
+  ASSERT_EQ(ibfab("run --pcap " + one + " --pcap-link H3[1] " + s).status, 0);
+  auto count = [](const std::string& f) {
+    return std::stoul(sh("HOME=" + ::testing::TempDir() + " tshark -r " + f + " 2>/dev/null | wc -l").out);
+  };
+  const unsigned long n_all = count(all), n_one = count(one);
+  EXPECT_GT(n_one, 0u);
+  EXPECT_LT(n_one * 4, n_all) << "H3's cable is one of five and sees the fewest SMPs";
+  const Result bad = ibfab("run --pcap " + one + " --pcap-link H3[7] " + s);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find("--pcap-link H3[7]"), std::string::npos) << bad.out;
+}
+
 }  // namespace

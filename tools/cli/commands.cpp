@@ -56,7 +56,10 @@ void Commands::add_to(CLI::App& app) {
   CLI::App* run = app.add_subcommand("run", "Run a scenario file and print its report");
   run->add_option("SCENARIO", scenario_, "A scenario (YAML): see scenarios/ and docs/SCENARIOS.md")->required();
   run->add_flag("--json", json_, "Print the report as JSON");
-  run->add_option("--pcap", pcap_, "Capture every packet on every link to this file");
+  run->add_option("--pcap", pcap_, "Capture every packet crossing the links to this file");
+  run->add_option("--pcap-link", pcap_links_,
+                  "Capture only this link, named by one end NODE[PORT] (repeatable; default: all)")
+      ->needs("--pcap");
   run->add_option("--pcap-linktype", linktype_,
                   "erf (default: ERF records of type InfiniBand, which Wireshark 4.0 reads) or\n"
                   "infiniband (LINKTYPE_INFINIBAND 247, for newer Wireshark)")
@@ -107,6 +110,7 @@ int Commands::run_scenario() {
   const scenario::Scenario s = scenario::load_scenario(scenario_);
   scenario::RunOptions o;
   o.pcap = pcap_;
+  o.pcap_links = pcap_links_;
   o.pcap_linktype_247 = linktype_ == "infiniband";
   o.trace = trace_;
   if (seed_given_) o.seed = seed_;

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ibfab::cli {
 
@@ -24,6 +25,7 @@ class Commands {
   std::function<int()> chosen_;
   std::string spec_, output_;
   std::string scenario_, pcap_, trace_, linktype_ = "erf";
+  std::vector<std::string> pcap_links_;
   bool json_ = false, update_ = false;
   uint64_t seed_ = 0;
   bool seed_given_ = false;

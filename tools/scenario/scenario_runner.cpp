@@ -103,7 +103,15 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
     const std::string err =
         pcap.open(options.pcap, options.pcap_linktype_247 ? wire::PcapWriter::Link::kInfiniband : wire::PcapWriter::Link::kErf);
     if (!err.empty()) throw std::runtime_error(err);
-    fabric.capture(&pcap);
+    std::vector<uint32_t> chosen;
+    for (const std::string& text : options.pcap_links) {
+      LinkRef ref;
+      fabric::Node* n = parse_link_ref(text, ref) ? fabric.find(ref.node) : nullptr;
+      if (!n || ref.port > n->num_ports() || !n->port(ref.port).link())
+        throw ScenarioError("--pcap-link " + text + ": no such cabled port (expected NODE[PORT])");
+      chosen.push_back(n->port(ref.port).link()->id());
+    }
+    fabric.capture(&pcap, chosen);
     r.pcap = options.pcap;
   }
 

@@ -5,6 +5,7 @@
 // seed give the same fingerprint, byte for byte.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tools/scenario/report.h"
 #include "tools/scenario/scenario.h"
@@ -12,7 +13,8 @@
 namespace ibfab::scenario {
 
 struct RunOptions {
-  std::string pcap;            // capture every link to this file ("" = none)
+  std::string pcap;            // capture to this file ("" = none)
+  std::vector<std::string> pcap_links;  // NODE[PORT] of the links to capture; empty = all
   bool pcap_linktype_247 = false;  // LINKTYPE_INFINIBAND instead of ERF
   std::string trace;           // also write the trace to this file ("" = none)
   std::optional<uint64_t> seed;  // overrides the scenario's seed

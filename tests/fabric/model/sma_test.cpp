@@ -2,7 +2,12 @@
 // and LID-routed SMPs sent from an HCA across the modelled fabric.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "fabric/mad/forwarding_tables.h"
+#include "fabric/mad/guid_info.h"
+#include "fabric/mad/sm_info.h"
+#include "fabric/mad/smi.h"
 #include "fabric/mad/node_description.h"
 #include "fabric/mad/node_info.h"
 #include "fabric/mad/pkey_table.h"
@@ -263,6 +268,72 @@ TEST_F(SmaTest, PKeyTableSetOnAnHca) {
   auto bad = sm.request(MadClient::dr_smp(kGet, mad::PKeyTable::kAttributeId, 4, {}));
   ASSERT_TRUE(bad);
   EXPECT_EQ(MadClient::status(*bad), st::kInvalidAttrValue) << "block past PartitionCap";
+}
+
+TEST_F(SmaTest, GuidInfoKeepsThePortGuidReadOnlyAndStoresAliases) {
+  MadClient sm(fabric, *fabric.find_hca("H1"), wire::mgmt_class::kSubnDirected);
+  Hca& h1 = *fabric.find_hca("H1");
+  Mad set = MadClient::dr_smp(kSet, mad::GuidInfo::kAttributeId, 0, {});
+  mad::GuidInfo g;
+  g.guid[0] = 0x1111;  // ignored: index 0 is the port GUID
+  g.guid[1] = 0xA11A5;
+  g.pack(MadClient::smp_data(set));
+  auto r = sm.request(set);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(MadClient::status(*r), st::kOk);
+  const auto got = mad::GuidInfo::unpack(MadClient::smp_data(*r));
+  EXPECT_EQ(got.guid[0], h1.port(1).guid());
+  EXPECT_EQ(got.guid[1], 0xA11A5u);
+  auto bad = sm.request(MadClient::dr_smp(kGet, mad::GuidInfo::kAttributeId, 1, {}));
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(MadClient::status(*bad), st::kInvalidAttrValue) << "GUIDCap is 8: one block";
+}
+
+// An SM agent on H2 that answers SMInfo Get itself.
+struct SmInfoAgent : MadAgent {
+  Fabric* fabric;
+  Hca* hca;
+  uint32_t id = 0;
+  int seen = 0;
+  void on_mad(Port&, const MadAddress& from, std::span<const uint8_t> mad) override {
+    ++seen;
+    Mad reply;
+    std::memcpy(reply.data(), mad.data(), 256);
+    mad::SmInfo info;
+    info.guid = hca->guid();
+    info.priority = 5;
+    info.sm_state = mad::sm_state::kMaster;
+    info.pack(MadClient::smp_data(reply));
+    mad::smi_make_response(mad::SmpBuffer(reply.data(), 256));
+    hca->send_mad(id, from, reply);
+  }
+};
+
+TEST_F(SmaTest, SmInfoGoesToTheRegisteredSmAgentNotTheSma) {
+  Hca& h2 = *fabric.find_hca("H2");
+  SmInfoAgent agent;
+  agent.fabric = &fabric;
+  agent.hca = &h2;
+  Hca::AgentSpec spec;
+  spec.mgmt_class = wire::mgmt_class::kSubnDirected;
+  spec.methods[0] = 1u << kGet | 1u << kSet;
+  agent.id = h2.register_agent(spec, &agent);
+  ASSERT_NE(agent.id, 0u);
+  EXPECT_EQ(h2.register_agent(spec, &agent), 0u) << "one agent per class/version/method";
+  MadClient sm(fabric, *fabric.find_hca("H1"), wire::mgmt_class::kSubnDirected);
+  auto r = sm.request(MadClient::dr_smp(kGet, 0x0020, 0, {1, port_towards("S1", "S2"), port_towards("S2", "H2")}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(agent.seen, 1);
+  EXPECT_EQ(MadClient::status(*r), st::kOk);
+  const auto info = mad::SmInfo::unpack(MadClient::smp_data(*r));
+  EXPECT_EQ(info.guid, h2.guid());
+  EXPECT_EQ(info.sm_state, mad::sm_state::kMaster);
+  // NodeInfo on the same port still goes to the SMA, not the agent.
+  auto ni = sm.request(MadClient::dr_smp(kGet, mad::NodeInfo::kAttributeId, 0,
+                                         {1, port_towards("S1", "S2"), port_towards("S2", "H2")}));
+  ASSERT_TRUE(ni);
+  EXPECT_EQ(agent.seen, 1);
+  h2.unregister_agent(agent.id);
 }
 
 TEST_F(SmaTest, LidRoutedSmpAfterTheFabricIsProgrammed) {
