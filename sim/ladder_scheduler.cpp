@@ -23,13 +23,11 @@ void LadderScheduler::Rung::reset(int64_t s, int64_t span, unsigned sh) {
   shift = sh;
   cur = 0;
   count = n;
-  entries = 0;
   if (buckets.size() < n) buckets.resize(n);
 }
 
 void LadderScheduler::Rung::put(const QueueEntry& e) {
   buckets[static_cast<std::size_t>((e.when - start) >> shift)].push_back(e);
-  ++entries;
 }
 
 void LadderScheduler::insert(QueueEntry e) {
@@ -59,8 +57,22 @@ void LadderScheduler::bottom_insert(const QueueEntry& e) {
 void LadderScheduler::sort_into_bottom(std::vector<QueueEntry>& bucket) const {
   // bottom_ is empty here: every entry in bucket precedes all other tiers.
   bottom_.swap(bucket);
-  std::sort(bottom_.begin(), bottom_.end(), later);
   bucket.clear();
+  QueueEntry* b = bottom_.data();
+  const std::size_t n = bottom_.size();
+  if (n > 64) {
+    std::sort(b, b + n, later);
+    return;
+  }
+  // Buckets are small: an insertion sort on the 128-bit keys beats
+  // introsort's set-up.
+  for (std::size_t i = 1; i < n; ++i) {
+    const QueueEntry e = b[i];
+    const auto key = e.key();
+    std::size_t j = i;
+    for (; j > 0 && b[j - 1].key() < key; --j) b[j] = b[j - 1];
+    b[j] = e;
+  }
 }
 
 void LadderScheduler::settle() const {
@@ -86,7 +98,6 @@ void LadderScheduler::settle() const {
     std::vector<QueueEntry>& bucket = r.buckets[r.cur];
     const int64_t bucket_start = r.cur_start();
     ++r.cur;
-    r.entries -= bucket.size();
     if (bucket.size() > kSplit && r.shift > 0 && nrungs_ < kMaxRungs) {
       // Subdivide this bucket's range into a deeper rung that ends exactly
       // where the bucket did (the parent's next bucket starts there): both

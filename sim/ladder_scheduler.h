@@ -62,7 +62,6 @@ class LadderScheduler final : public Scheduler {
     unsigned shift = 0;  // bucket width = 2^shift picoseconds
     std::size_t cur = 0;     // next bucket to visit; earlier ones are spent
     std::size_t count = 0;   // buckets in use
-    std::size_t entries = 0; // entries held in buckets [cur, count)
     std::vector<std::vector<QueueEntry>> buckets;
 
     int64_t width() const { return int64_t{1} << shift; }

@@ -51,7 +51,10 @@ TEST(ScenarioLoader, NetFilePathsAreRelativeToTheScenario) {
 
 TEST(ScenarioLoader, EveryMistakeNamesItsLine) {
   EXPECT_EQ(error_of("topology: ring:4\nsede: 3\n"),
-            "s.yaml:2: unknown key 'sede' (known: name, description, topology, seed, duration, actions, fingerprint)");
+            "s.yaml:2: unknown key 'sede' (known: name, description, topology, seed, scheduler, duration, actions, "
+            "fingerprint)");
+  EXPECT_EQ(error_of("topology: ring:4\nscheduler: calendar\n"),
+            "s.yaml:2: 'scheduler': unknown 'calendar' (known: heap, heap4, heap8, ladder)");
   EXPECT_EQ(error_of("topology: ring:4\nseed: -3\n"), "s.yaml:2: 'seed': expected a non-negative integer, got '-3'");
   EXPECT_EQ(error_of("topology: ring:4\nduration: 5 parsecs\n"),
             "s.yaml:2: 'duration': bad time '5 parsecs' (examples: 0, 250ns, 10us, 1.5ms, 2s)");

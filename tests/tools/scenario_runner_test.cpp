@@ -42,6 +42,17 @@ TEST(ScenarioRunner, SameScenarioAndSeedGiveAByteIdenticalTrace) {
   EXPECT_GT(ra.probes[0].retries, 0u) << "the loss must have mattered for this test to mean anything";
 }
 
+TEST(ScenarioRunner, EverySchedulerGivesTheSameRunByteForByte) {
+  const Report base = run_scenario(lossy(3), {});
+  for (const char* name : {"heap4", "heap8", "ladder"}) {
+    RunOptions o;
+    o.scheduler = name;
+    const Report r = run_scenario(lossy(3), o);
+    EXPECT_EQ(r.fingerprint, base.fingerprint) << name;
+    EXPECT_EQ(r.events, base.events) << name;
+  }
+}
+
 TEST(ScenarioRunner, ADifferentSeedChangesALossyRun) {
   const Report r3 = run_scenario(lossy(3), {});
   const Report r4 = run_scenario(lossy(4), {});

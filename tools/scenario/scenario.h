@@ -34,6 +34,7 @@ struct Scenario {
   std::string description;
   std::string topology;     // a topology spec (net-file paths are relative to the file)
   uint64_t seed = 1;
+  std::string scheduler = "heap";          // sim::make_scheduler name
   sim::Time duration = sim::Time::ms(1);  // simulated time to run
   std::vector<Action> actions;            // sorted by time, then file order
   std::optional<std::string> fingerprint;  // golden trace digest, 16 hex digits

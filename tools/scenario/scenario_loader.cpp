@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/scheduler.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -164,6 +166,10 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
         s.topology = (std::filesystem::path(path).parent_path() / s.topology).lexically_normal().string();
     } else if (key == "seed") {
       s.seed = r.u64(v, key);
+    } else if (key == "scheduler") {
+      s.scheduler = r.scalar(v, key);
+      if (!sim::make_scheduler(s.scheduler))
+        r.fail(v, "'scheduler': unknown '" + s.scheduler + "' (known: heap, heap4, heap8, ladder)");
     } else if (key == "duration") {
       s.duration = r.time(v, key);
     } else if (key == "fingerprint") {
@@ -177,7 +183,7 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
       for (const auto& item : v) s.actions.push_back(parse_action(r, item));
     } else {
       r.fail(kv.first, "unknown key '" + key +
-                           "' (known: name, description, topology, seed, duration, actions, fingerprint)");
+                           "' (known: name, description, topology, seed, scheduler, duration, actions, fingerprint)");
     }
   }
   if (!have_topology) throw ScenarioError(path + ":1: the scenario has no 'topology'");

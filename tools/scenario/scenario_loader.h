@@ -5,6 +5,7 @@
 //   description: "..."               # optional
 //   topology: fat-tree:2:4           # a spec, or a net-file path relative to this file
 //   seed: 1                          # optional, default 1
+//   scheduler: heap                  # optional: heap (default), heap4, heap8, ladder
 //   duration: 10ms                   # simulated time to run; default 1ms
 //   actions:                         # optional, any order; run by time
 //     - {at: 1ms, link-down: "S1[3]"}

@@ -81,7 +81,7 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
   r.duration = s.duration;
   r.expected = s.fingerprint;
 
-  sim::Simulator sim(r.seed);
+  sim::Simulator sim(r.seed, sim::make_scheduler(options.scheduler.value_or(s.scheduler)));
   fabric::FabricOptions fo;
   fo.seed = r.seed;
   fabric::Fabric fabric(sim, topology, fo);

@@ -18,6 +18,7 @@ struct RunOptions {
   bool pcap_linktype_247 = false;  // LINKTYPE_INFINIBAND instead of ERF
   std::string trace;           // also write the trace to this file ("" = none)
   std::optional<uint64_t> seed;  // overrides the scenario's seed
+  std::optional<std::string> scheduler;  // overrides the scenario's scheduler
 };
 
 // Throws ScenarioError (an action naming a node or link the topology does
