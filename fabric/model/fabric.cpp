@@ -177,6 +177,8 @@ void Fabric::set_link_up(Link& link, bool up) {
   if (link.up() == up) return;
   const bool was_physical = link.end(0)->link_up();
   link.set_up(up);
+  link.end(0)->refresh_phys();
+  link.end(1)->refresh_phys();
   if (was_physical != link.end(0)->link_up()) link_changed(link, up);
 }
 
@@ -187,8 +189,11 @@ void Fabric::set_node_up(Node& node, bool up) {
     if (Link* l = node.port(n).link()) before.emplace_back(l, node.port(n).link_up());
   }
   node.set_up(up);
-  for (auto [l, was] : before)
+  for (auto [l, was] : before) {
+    l->end(0)->refresh_phys();
+    l->end(1)->refresh_phys();
     if (l->end(0)->link_up() != was) link_changed(*l, !was);
+  }
   sim::Trace& tr = sim_->trace();
   if (tr.enabled()) tr.emit(sim_->now(), node.name(), "node %s", up ? "up" : "down");
 }

@@ -18,11 +18,9 @@ const char* to_string(PortState s) {
 
 Port* Port::peer() const { return link_ ? link_->peer_of(this) : nullptr; }
 
-PhysState Port::phys_state() const {
-  if (number_ == 0) return PhysState::LinkUp;  // a switch's management port
-  if (!link_ || !link_->up() || !node_->up() || !link_->peer_of(this)->node().up())
-    return PhysState::Polling;
-  return PhysState::LinkUp;
+void Port::refresh_phys() {
+  phys_up_ = number_ == 0 ||  // a switch's management port has no cable
+             (link_ && link_->up() && node_->up() && link_->peer_of(this)->node().up());
 }
 
 int Port::match_pkey(uint16_t pkey) const {

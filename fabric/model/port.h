@@ -26,7 +26,8 @@ inline uint32_t mtu_bytes(uint8_t mtu_enum) { return 128u << mtu_enum; }
 
 class Port {
  public:
-  Port(Node* node, uint8_t number, uint64_t guid) : node_(node), number_(number), guid_(guid) {}
+  Port(Node* node, uint8_t number, uint64_t guid)
+      : node_(node), number_(number), guid_(guid), phys_up_(number == 0) {}
 
   Node& node() const { return *node_; }
   uint8_t number() const { return number_; }
@@ -34,12 +35,17 @@ class Port {
 
   Link* link() const { return link_; }
   Port* peer() const;
-  void attach(Link* l) { link_ = l; }
+  void attach(Link* l) {
+    link_ = l;
+    refresh_phys();
+  }
 
-  // Physical state follows the link and the two nodes being up; the
+  // Physical state follows the link and the two nodes being up (cached:
+  // the fabric calls refresh_phys() whenever one of them changes); the
   // logical state is the SM's (Down whenever the link is not up).
-  PhysState phys_state() const;
-  bool link_up() const { return phys_state() == PhysState::LinkUp; }
+  PhysState phys_state() const { return phys_up_ ? PhysState::LinkUp : PhysState::Polling; }
+  bool link_up() const { return phys_up_; }
+  void refresh_phys();
   PortState state() const { return link_up() || number_ == 0 ? state_ : PortState::Down; }
   void set_state(PortState s) { state_ = s; }
 
@@ -93,6 +99,7 @@ class Port {
   uint8_t number_;
   uint64_t guid_;
   Link* link_ = nullptr;
+  bool phys_up_ = false;
   PortState state_ = PortState::Init;
 };
 
