@@ -4,22 +4,18 @@
 //   - NodeInfo (and NodeDescription) of every node reached;
 //   - PortInfo of every port of every switch, to find the LinkUp ones;
 //   - NodeInfo one hop further out of each LinkUp port.
-// A node is known by its GUID; each link is recorded once.
-//
-// At most `window` SMPs are outstanding; an unanswered one is resent after
-// `timeout`, up to `retries` times, then given up (counted). Timeouts are
-// simulator events cancelled in O(1) when the answer arrives. Order is
-// breadth-first and deterministic.
+// A node is known by its GUID; each link is recorded once. Requests go
+// through an SmpSender (window, timeouts, retries); order is breadth-first
+// and deterministic.
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "fabric/model/hca.h"
-#include "sim/event_handle.h"
+#include "sm/smp_sender.h"
 #include "sim/time.h"
 
 namespace ibfab::sm {
@@ -28,9 +24,18 @@ struct DiscoveredNode {
   uint64_t guid = 0;
   uint8_t type = 0;  // NodeInfo NodeType: 1 CA, 2 switch
   uint8_t num_ports = 0;
-  uint64_t port_guid = 0;  // of the port it was reached through
+  uint64_t system_guid = 0;
+  uint16_t device_id = 0;
+  uint32_t vendor_id = 0;
+  uint16_t partition_cap = 0;
   std::string description;
   std::vector<uint8_t> path;  // directed route from the probing port
+  // Port GUIDs by port number, as far as discovered ([0] of a switch is
+  // its node GUID; a CA port never reached stays 0).
+  std::vector<uint64_t> port_guids;
+  // The port through which `path` enters this node.
+  uint8_t entry_port = 0;
+  bool is_switch() const { return type == 2; }
 };
 
 struct DiscoveredLink {
@@ -45,23 +50,14 @@ struct DiscoveryResult {
   std::vector<DiscoveredLink> links;
   uint64_t smps_sent = 0;
   uint64_t retries = 0;
-  uint64_t unanswered = 0;  // given up after every retry
+  uint64_t unanswered = 0;
   sim::Time started, finished;
   std::size_t switches() const;
 };
 
-class Discovery : public fabric::MadAgent {
+class Discovery {
  public:
-  struct Options {
-    unsigned window = 16;
-    sim::Time timeout = sim::Time::ms(200);
-    unsigned retries = 3;
-  };
-
-  // Registers a directed-route agent on hca:port. Throws std::runtime_error
-  // if the port has one already.
-  Discovery(fabric::Hca& hca, uint8_t port, Options options);
-  ~Discovery() override;
+  explicit Discovery(SmpSender& sender) : sender_(sender) {}
   Discovery(const Discovery&) = delete;
   Discovery& operator=(const Discovery&) = delete;
 
@@ -70,39 +66,15 @@ class Discovery : public fabric::MadAgent {
   bool running() const { return running_; }
   const DiscoveryResult& result() const { return result_; }
 
-  void on_mad(fabric::Port& port, const fabric::MadAddress& from, std::span<const uint8_t> mad) override;
-
  private:
-  enum class Ask : uint8_t { NodeInfo, NodeDescription, PortInfo };
-  struct Request {
-    Ask ask;
-    std::vector<uint8_t> path;
-    uint32_t node = 0;  // index into result_.nodes (NodeDescription, PortInfo)
-    uint8_t port = 0;   // PortInfo: which port; NodeInfo: the parent's exit port
-    uint32_t parent = 0;
-    unsigned tries = 0;
-  };
-
-  void enqueue(Request r) { queue_.push_back(std::move(r)); }
-  void pump();
-  void send(uint32_t tid, Request& r);
-  void timed_out(uint32_t tid);
-  void finish_one();
-  void on_node_info(const Request& r, std::span<const uint8_t> data);
+  void node_info(std::vector<uint8_t> path, uint32_t parent, uint8_t parent_port);
+  void on_node_info(const std::vector<uint8_t>& path, uint32_t parent, uint8_t parent_port,
+                    std::span<const uint8_t> data);
   void add_link(uint64_t a, uint8_t ap, uint64_t b, uint8_t bp);
 
-  fabric::Hca& hca_;
-  uint8_t port_;
-  Options options_;
-  uint32_t agent_ = 0;
+  SmpSender& sender_;
   bool running_ = false;
-  uint32_t next_tid_ = 1;
-  std::deque<Request> queue_;
-  struct InFlight {
-    Request request;
-    sim::EventHandle timeout;
-  };
-  std::unordered_map<uint32_t, InFlight> in_flight_;
+  uint64_t sent_at_start_ = 0, retries_at_start_ = 0, unanswered_at_start_ = 0;
   std::unordered_map<uint64_t, uint32_t> by_guid_;
   std::set<std::pair<uint64_t, uint8_t>> link_seen_;  // the lower (guid, port) end of each link
   DiscoveryResult result_;

@@ -116,7 +116,12 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
   }
 
   // Resolve every action against the fabric before anything runs.
-  std::vector<std::unique_ptr<sm::Discovery>> probes;
+  struct Probe {
+    sm::SmpSender sender;
+    sm::Discovery discovery;
+    explicit Probe(fabric::Hca& h) : sender(h, 1, sm::SmpSender::Options{}), discovery(sender) {}
+  };
+  std::vector<std::unique_ptr<Probe>> probes;
   for (const Action& a : s.actions) {
     std::function<void()> apply;
     const std::string label = a.at.str() + " " + to_string(a.kind) + " ";
@@ -151,8 +156,8 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
         fabric::Hca* h = fabric.find_hca(a.node);
         if (!h) fail(s, a, "'probe' needs a host (an HCA); '" + a.node + "' is " +
                                (fabric.find(a.node) ? "a switch" : "not in the topology"));
-        probes.push_back(std::make_unique<sm::Discovery>(*h, uint8_t{1}, sm::Discovery::Options{}));
-        sm::Discovery* d = probes.back().get();
+        probes.push_back(std::make_unique<Probe>(*h));
+        sm::Discovery* d = &probes.back()->discovery;
         const std::size_t slot = r.probes.size();
         ProbeReport pr;
         pr.from = a.node;
