@@ -145,7 +145,10 @@ void Fabric::arrive(Port& in, Link& link, PacketRef pkt) {
   if (wire::is_multicast_lid(dlid)) c.multicast_rcv_pkts++;
   else c.unicast_rcv_pkts++;
   ++stats_.delivered;
-  if (pcap_ && captured_[link.id()]) pcap_->write(sim_->now(), pkt.bytes());
+  if (pcap_ && captured_[link.id()]) {
+    pkt.seal();
+    pcap_->write(sim_->now(), pkt.bytes());
+  }
   sim::Trace& tr = sim_->trace();
   if (tr.enabled()) {
     tr.emit(sim_->now(), in.node().name(), "rx port=%u pkt=%llu len=%u dlid=0x%04x slid=0x%04x vl=%u",

@@ -71,7 +71,7 @@ PacketRef make_mad_packet(PacketPool& pool, const MadSend& s, std::span<const ui
   return p;
 }
 
-void reseal(PacketRef& pkt) { wire::seal_crcs(pkt.mutable_bytes()); }
+void reseal(PacketRef& pkt) { pkt.crcs_stale(); }
 
 void turn_into_response(PacketRef& pkt, const MadPacketLayout& l, uint16_t own_lid,
                         uint32_t own_qp) {

@@ -52,7 +52,8 @@ PacketRef make_mad_packet(PacketPool& pool, const MadSend& send, std::span<const
 void turn_into_response(PacketRef& pkt, const MadPacketLayout& layout, uint16_t own_lid,
                         uint32_t own_qp);
 
-// Recomputes ICRC and VCRC after the packet's bytes were patched.
+// Records that the packet's bytes were patched: its ICRC and VCRC are
+// recomputed when it is next observed (see PacketRef::seal).
 void reseal(PacketRef& pkt);
 
 }  // namespace ibfab::fabric

@@ -7,6 +7,11 @@
 // one, and the last drop returns the buffer to its pool. Not thread-safe:
 // a packet belongs to one simulator. A buffer must be exclusively owned
 // (unique()) before its bytes are patched, e.g. a DR SMP's hop pointer.
+//
+// CRCs: no receiver in the model checks ICRC/VCRC, so a patched packet only
+// marks them stale (crcs_stale()) and they are recomputed when the packet
+// is observed: seal() before a capture writes it. What leaves the model is
+// always byte-exact.
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -23,7 +28,8 @@ struct PacketBuffer {
   uint32_t refs;
   uint32_t length;    // bytes in use
   uint32_t capacity;  // bytes available after the header
-  uint32_t size_class;
+  uint16_t size_class;
+  bool crcs_stale;    // bytes were patched since the ICRC/VCRC were computed
   uint8_t* bytes() { return reinterpret_cast<uint8_t*>(this + 1); }
   const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(this + 1); }
 };
@@ -46,6 +52,13 @@ class PacketRef {
   // Mutable access; precondition: unique().
   std::span<uint8_t> mutable_bytes() { return {b_->bytes(), b_->length}; }
   void resize(uint32_t length);  // precondition: length <= capacity
+
+  // The bytes changed: ICRC and VCRC no longer match them.
+  void crcs_stale() { b_->crcs_stale = true; }
+  bool crcs_valid() const { return !b_->crcs_stale; }
+  // Recomputes ICRC and VCRC if stale (the CRC bytes are a function of the
+  // rest, so this is safe on a shared buffer too).
+  void seal() const;
 
  private:
   PacketBuffer* b_ = nullptr;

@@ -51,8 +51,8 @@ TEST(ScenarioLoader, NetFilePathsAreRelativeToTheScenario) {
 
 TEST(ScenarioLoader, EveryMistakeNamesItsLine) {
   EXPECT_EQ(error_of("topology: ring:4\nsede: 3\n"),
-            "s.yaml:2: unknown key 'sede' (known: name, description, topology, seed, scheduler, duration, actions, "
-            "fingerprint)");
+            "s.yaml:2: unknown key 'sede' (known: name, description, topology, seed, scheduler, duration, sms, "
+            "actions, fingerprint)");
   EXPECT_EQ(error_of("topology: ring:4\nscheduler: calendar\n"),
             "s.yaml:2: 'scheduler': unknown 'calendar' (known: heap, heap4, heap8, ladder)");
   EXPECT_EQ(error_of("topology: ring:4\nseed: -3\n"), "s.yaml:2: 'seed': expected a non-negative integer, got '-3'");
@@ -74,6 +74,24 @@ TEST(ScenarioLoader, EveryMistakeNamesItsLine) {
             "s.yaml:2: 'fingerprint' must be 16 hex digits (write it with: ibfab run --update)");
   EXPECT_EQ(error_of("topology: [ring\n"), "s.yaml:2: not valid YAML: end of sequence flow not found");
   EXPECT_EQ(error_of("- a list\n"), "s.yaml:1: a scenario is a YAML map (topology:, actions:, ...)");
+}
+
+TEST(ScenarioLoader, SubnetManagers) {
+  const Scenario s = parse_scenario(
+      "topology: ring:4\nsms:\n  - {node: H2, routing: updn, priority: 3, at: 5us}\n  - {node: H3}\n", "s.yaml");
+  ASSERT_EQ(s.sms.size(), 2u);
+  EXPECT_EQ(s.sms[0].node, "H2");
+  EXPECT_EQ(s.sms[0].routing, "updn");
+  EXPECT_EQ(s.sms[0].priority, 3);
+  EXPECT_EQ(s.sms[0].at, sim::Time::us(5));
+  EXPECT_EQ(s.sms[1].routing, "minhop") << "OpenSM's default engine";
+  EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {node: H1, routing: astrology}\n"),
+            "s.yaml:3: 'routing': unknown engine 'astrology' (known: minhop, updn)");
+  EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {routing: minhop}\n"),
+            "s.yaml:3: the SM has no 'node' (the host it runs on)");
+  EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {node: H1, priority: 16}\n"), "s.yaml:3: 'priority' is 0..15");
+  EXPECT_EQ(error_of("topology: ring:4\nsms: H1\n"),
+            "s.yaml:2: 'sms' must be a list such as [{node: H1, routing: minhop}]");
 }
 
 TEST(ScenarioLoader, LinkReferences) {

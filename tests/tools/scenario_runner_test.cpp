@@ -98,6 +98,27 @@ TEST(ScenarioRunner, ActionsNamingUnknownThingsFailBeforeTheRunWithTheirLine) {
             "s.yaml:3: 'probe' needs a host (an HCA); 'S1' is a switch");
 }
 
+TEST(ScenarioRunner, TheSmBringsTheSubnetUpAndTheFabricChecksOut) {
+  const Report r = run_scenario(
+      parse_scenario("topology: fat-tree:2:4\nduration: 5ms\nsms:\n  - {node: H3, routing: updn}\n", "s.yaml"), {});
+  ASSERT_EQ(r.sms.size(), 1u);
+  const SmReport& sm = r.sms[0];
+  EXPECT_TRUE(sm.up) << sm.error;
+  EXPECT_EQ(sm.nodes, 14u);
+  EXPECT_EQ(sm.routes_checked, 4u * 14u) << "from the 4 leaves (the switches with hosts) to all 14 LIDs";
+  EXPECT_EQ(sm.routes_broken, 0u);
+  EXPECT_EQ(sm.ports_not_active, 0u);
+  EXPECT_TRUE(r.passed());
+}
+
+TEST(ScenarioRunner, AnSmThatCannotFinishFailsTheRun) {
+  const Report r = run_scenario(
+      parse_scenario("topology: fat-tree:2:4\nduration: 3us\nsms:\n  - {node: H1}\n", "s.yaml"), {});
+  ASSERT_EQ(r.sms.size(), 1u);
+  EXPECT_FALSE(r.sms[0].up);
+  EXPECT_FALSE(r.passed());
+}
+
 TEST(ScenarioRunner, AProbeCutShortByTheEndOfTheRunFails) {
   const Report r = run_scenario(parse_scenario("topology: ring:3\nduration: 1us\nactions:\n  - {at: 0, probe: H1}\n",
                                                "s.yaml"),

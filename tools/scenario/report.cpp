@@ -27,6 +27,8 @@ std::string quoted(const std::string& s) {
 
 bool Report::passed() const {
   if (!fingerprint_matches()) return false;
+  for (const SmReport& sm : sms)
+    if (!sm.up || sm.routes_broken || sm.ports_not_active) return false;
   for (const ProbeReport& p : probes)
     if (!p.complete()) return false;
   return true;
@@ -57,6 +59,23 @@ void print_text(const Report& r, std::ostream& out) {
                          : "  [MISMATCH: the fabric has " + std::to_string(p.expected_nodes) + " reachable nodes, " +
                                std::to_string(p.expected_links) + " links]\n");
   }
+  for (const SmReport& sm : r.sms) {
+    out << "sm         " << sm.node << " (" << sm.routing << ") from " << sm.started.str() << ": ";
+    if (!sm.up) {
+      out << (sm.error.empty() ? "subnet NOT up when the run ended" : "FAILED: " + sm.error) << "\n";
+      continue;
+    }
+    char routing_wall[32];
+    std::snprintf(routing_wall, sizeof routing_wall, "%.3f s", sm.routing_wall_seconds);
+    out << "subnet up in " << sm.took.str() << ", " << sm.smps << " SMPs (discovery " << sm.smps_discovery
+        << ", LIDs " << sm.smps_lids << ", routing " << sm.smps_routing << ", activation " << sm.smps_activation
+        << ")\n           " << sm.nodes << " nodes, " << sm.end_ports << " LIDs (max " << sm.max_lid << "), "
+        << sm.ports_activated << " ports activated, routing computed in " << routing_wall << " wall\n"
+        << "           check: " << sm.routes_checked - sm.routes_broken << "/" << sm.routes_checked
+        << " routes from host-facing switches deliver";
+    if (sm.ports_not_active) out << ", " << sm.ports_not_active << " host ports NOT Active";
+    out << (sm.routes_broken || sm.ports_not_active ? "  [BROKEN]\n" : "  [ok]\n");
+  }
   if (!r.pcap.empty()) out << "capture    " << r.pcap << "\n";
   out << "fingerprint " << r.fingerprint;
   if (r.expected) out << (r.fingerprint_matches() ? "  [matches the scenario]" : "  [MISMATCH: scenario says " + *r.expected + "]");
@@ -82,6 +101,19 @@ void print_json(const Report& r, std::ostream& out) {
         << ", \"links\": " << p.links << ", \"expected_nodes\": " << p.expected_nodes
         << ", \"expected_links\": " << p.expected_links << ", \"smps\": " << p.smps << ", \"retries\": " << p.retries
         << ", \"unanswered\": " << p.unanswered << ", \"finished\": " << (p.finished ? "true" : "false") << "}";
+  }
+  out << "],\n  \"sms\": [";
+  for (std::size_t i = 0; i < r.sms.size(); ++i) {
+    const SmReport& m = r.sms[i];
+    out << (i ? ", " : "") << "{\"node\": " << quoted(m.node) << ", \"routing\": " << quoted(m.routing)
+        << ", \"up\": " << (m.up ? "true" : "false") << ", \"error\": " << quoted(m.error)
+        << ", \"took_ps\": " << m.took.ps() << ", \"smps\": " << m.smps << ", \"smps_discovery\": " << m.smps_discovery
+        << ", \"smps_lids\": " << m.smps_lids << ", \"smps_routing\": " << m.smps_routing
+        << ", \"smps_activation\": " << m.smps_activation << ", \"retries\": " << m.retries
+        << ", \"nodes\": " << m.nodes << ", \"switches\": " << m.switches << ", \"lids\": " << m.end_ports
+        << ", \"max_lid\": " << m.max_lid << ", \"ports_activated\": " << m.ports_activated
+        << ", \"routes_checked\": " << m.routes_checked << ", \"routes_broken\": " << m.routes_broken
+        << ", \"ports_not_active\": " << m.ports_not_active << "}";
   }
   out << "],\n  \"fingerprint\": " << quoted(r.fingerprint);
   if (r.expected) out << ",\n  \"expected_fingerprint\": " << quoted(*r.expected);

@@ -22,6 +22,22 @@ struct ProbeReport {
   bool complete() const { return finished && nodes == expected_nodes && links == expected_links; }
 };
 
+struct SmReport {
+  std::string node, routing;
+  sim::Time started;
+  bool up = false;
+  std::string error;
+  sim::Time took;  // start of the sweep to every port Active
+  uint64_t smps = 0, smps_discovery = 0, smps_lids = 0, smps_routing = 0, smps_activation = 0;
+  uint64_t retries = 0;
+  std::size_t nodes = 0, switches = 0, end_ports = 0, ports_activated = 0;
+  uint16_t max_lid = 0;
+  double routing_wall_seconds = 0;
+  // Checked against the fabric when the subnet came up: end ports Active
+  // with their LIDs, and LFT walks from every switch to every end port.
+  std::size_t routes_checked = 0, routes_broken = 0, ports_not_active = 0;
+};
+
 struct Report {
   std::string name, file, topology;
   uint64_t seed = 0;
@@ -34,6 +50,7 @@ struct Report {
   std::vector<std::pair<std::string, uint64_t>> drops;  // by reason, non-zero only
   std::vector<std::string> actions;                     // "1.000ms link-down S1[3]"
   std::vector<ProbeReport> probes;
+  std::vector<SmReport> sms;
   std::string fingerprint;                  // of this run
   std::optional<std::string> expected;      // from the scenario file
   std::string pcap;

@@ -28,6 +28,16 @@ struct Action {
   double probability = 0;  // LinkLoss
 };
 
+// A Subnet Manager placed on a host port.
+struct SmSpec {
+  std::string node;
+  uint8_t port = 1;
+  std::string routing = "minhop";
+  uint8_t priority = 0;
+  sim::Time at;  // when it starts its first sweep
+  int line = 0;
+};
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -36,6 +46,7 @@ struct Scenario {
   uint64_t seed = 1;
   std::string scheduler = "heap";          // sim::make_scheduler name
   sim::Time duration = sim::Time::ms(1);  // simulated time to run
+  std::vector<SmSpec> sms;
   std::vector<Action> actions;            // sorted by time, then file order
   std::optional<std::string> fingerprint;  // golden trace digest, 16 hex digits
   int fingerprint_line = 0;

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/scheduler.h"
+#include "sm/routing/routing_engine.h"
 
 #include <algorithm>
 #include <cctype>
@@ -101,6 +102,42 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
   return a;
 }
 
+SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
+  if (!item.IsMap()) r.fail(item, "an SM is a map such as {node: H1, routing: minhop}");
+  SmSpec sm;
+  sm.line = item.Mark().line + 1;
+  bool have_node = false;
+  for (const auto& kv : item) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    if (key == "node") {
+      sm.node = r.scalar(v, key);
+      have_node = true;
+    } else if (key == "port") {
+      const uint64_t p = r.u64(v, key);
+      if (p < 1 || p > 2) r.fail(v, "'port' of an SM is an HCA port: 1 or 2");
+      sm.port = static_cast<uint8_t>(p);
+    } else if (key == "routing") {
+      sm.routing = r.scalar(v, key);
+      if (!sm::make_routing_engine(sm.routing)) {
+        std::string known;
+        for (auto n : sm::routing_engine_names()) known += (known.empty() ? "" : ", ") + std::string(n);
+        r.fail(v, "'routing': unknown engine '" + sm.routing + "' (known: " + known + ")");
+      }
+    } else if (key == "priority") {
+      const uint64_t p = r.u64(v, key);
+      if (p > 15) r.fail(v, "'priority' is 0..15");
+      sm.priority = static_cast<uint8_t>(p);
+    } else if (key == "at") {
+      sm.at = r.time(v, key);
+    } else {
+      r.fail(kv.first, "unknown SM key '" + key + "' (known: node, port, routing, priority, at)");
+    }
+  }
+  if (!have_node) r.fail(item, "the SM has no 'node' (the host it runs on)");
+  return sm;
+}
+
 }  // namespace
 
 const char* to_string(Action::Kind k) {
@@ -178,12 +215,15 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
         r.fail(v, "'fingerprint' must be 16 hex digits (write it with: ibfab run --update)");
       s.fingerprint = fp;
       s.fingerprint_line = v.Mark().line + 1;
+    } else if (key == "sms") {
+      if (!v.IsSequence()) r.fail(v, "'sms' must be a list such as [{node: H1, routing: minhop}]");
+      for (const auto& item : v) s.sms.push_back(parse_sm(r, item));
     } else if (key == "actions") {
       if (!v.IsSequence()) r.fail(v, "'actions' must be a list");
       for (const auto& item : v) s.actions.push_back(parse_action(r, item));
     } else {
       r.fail(kv.first, "unknown key '" + key +
-                           "' (known: name, description, topology, seed, scheduler, duration, actions, fingerprint)");
+                           "' (known: name, description, topology, seed, scheduler, duration, sms, actions, fingerprint)");
     }
   }
   if (!have_topology) throw ScenarioError(path + ":1: the scenario has no 'topology'");

@@ -7,6 +7,8 @@
 //   seed: 1                          # optional, default 1
 //   scheduler: heap                  # optional: heap (default), heap4, heap8, ladder
 //   duration: 10ms                   # simulated time to run; default 1ms
+//   sms:                             # optional: Subnet Managers
+//     - {node: H1, routing: minhop, at: 0}   # port 1 unless `port: 2`
 //   actions:                         # optional, any order; run by time
 //     - {at: 1ms, link-down: "S1[3]"}
 //     - {at: 2ms, link-up: "S1[3]"}

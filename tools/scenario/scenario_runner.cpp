@@ -14,6 +14,8 @@
 #include "fabric/wire/pcap_writer.h"
 #include "sim/simulator.h"
 #include "sm/discovery.h"
+#include "sm/subnet_manager.h"
+#include "tools/scenario/route_check.h"
 #include "tools/scenario/scenario_loader.h"
 
 namespace ibfab::scenario {
@@ -186,8 +188,56 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
     sim.schedule_at(a.at, std::move(apply));
   }
 
+  std::vector<std::unique_ptr<sm::SubnetManager>> sms;
+  for (const SmSpec& spec : s.sms) {
+    fabric::Hca* h = fabric.find_hca(spec.node);
+    if (!h) {
+      throw ScenarioError(s.file + ":" + std::to_string(spec.line) + ": an SM runs on a host; '" + spec.node + "' is " +
+                          (fabric.find(spec.node) ? "a switch" : "not in the topology"));
+    }
+    if (spec.port > h->num_ports())
+      throw ScenarioError(s.file + ":" + std::to_string(spec.line) + ": " + spec.node + " has no port " +
+                          std::to_string(spec.port));
+    sm::SmOptions o;
+    o.routing = spec.routing;
+    sms.push_back(std::make_unique<sm::SubnetManager>(*h, spec.port, o));
+    sm::SubnetManager* m = sms.back().get();
+    const std::size_t slot = r.sms.size();
+    SmReport rep;
+    rep.node = spec.node;
+    rep.routing = spec.routing;
+    rep.started = spec.at;
+    r.sms.push_back(rep);
+    m->on_subnet_up = [&r, &fabric, &sim, slot, h](const sm::SweepReport& w) {
+      SmReport& out = r.sms[slot];
+      out.up = true;
+      out.took = w.up - w.started;
+      out.smps = w.smps;
+      out.smps_discovery = w.smps_discovery;
+      out.smps_lids = w.smps_lids;
+      out.smps_routing = w.smps_routing;
+      out.smps_activation = w.smps_activation;
+      out.retries = w.retries;
+      out.nodes = w.nodes;
+      out.switches = w.switches;
+      out.end_ports = w.end_ports;
+      out.ports_activated = w.ports_activated;
+      out.max_lid = w.max_lid;
+      out.routing_wall_seconds = w.routing_wall_seconds;
+      const RouteCheck c = check_unicast_routes(fabric);
+      out.routes_checked = c.checked;
+      out.routes_broken = c.broken;
+      out.ports_not_active = c.ports_not_active;
+      sim.trace().emit(sim.now(), h->name(), "subnet up smps=%llu max_lid=%u",
+                       static_cast<unsigned long long>(w.smps), w.max_lid);
+    };
+    sim.schedule_at(spec.at, [m] { m->sweep(); });
+  }
+
   const auto t0 = std::chrono::steady_clock::now();
   sim.run_until(s.duration);
+  for (std::size_t i = 0; i < sms.size(); ++i)
+    if (!r.sms[i].up) r.sms[i].error = sms[i]->last_sweep().error;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.events = sim.events_run();
   const auto& fs = fabric.stats();

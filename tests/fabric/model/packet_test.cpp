@@ -44,3 +44,36 @@ TEST(PacketPool, IdsAreSequentialAndOversizeIsRefused) {
 
 }  // namespace
 }  // namespace ibfab::fabric
+
+#include "fabric/model/mad_packet.h"
+#include "fabric/wire/crc.h"
+
+namespace ibfab::fabric {
+namespace {
+
+TEST(PacketCrcs, PatchedPacketsAreSealedWhenObserved) {
+  PacketPool pool;
+  MadSend send;
+  send.vl15 = true;
+  send.dlid = 0xFFFF;
+  send.slid = 0xFFFF;
+  std::array<uint8_t, 256> mad{};
+  mad[0] = 1;
+  mad[1] = 0x81;
+  PacketRef p = make_mad_packet(pool, send, mad);
+  EXPECT_TRUE(p.crcs_valid());
+  EXPECT_TRUE(wire::icrc_ok(p.bytes()));
+  p.mutable_bytes()[28 + 6] = 1;  // a DR SMP's hop pointer moves on
+  reseal(p);
+  EXPECT_FALSE(p.crcs_valid());
+  EXPECT_FALSE(wire::icrc_ok(p.bytes())) << "not recomputed until observed";
+  PacketRef copy = pool.clone(p);
+  EXPECT_FALSE(copy.crcs_valid()) << "a copy inherits the stale mark";
+  p.seal();
+  EXPECT_TRUE(p.crcs_valid());
+  EXPECT_TRUE(wire::icrc_ok(p.bytes()));
+  EXPECT_TRUE(wire::vcrc_ok(p.bytes()));
+}
+
+}  // namespace
+}  // namespace ibfab::fabric

@@ -1,0 +1,68 @@
+// Subnet bring-up by the built-in SM (discovery to every port Active, LFTs
+// programmed), on fat trees of growing size: wall time and resident memory,
+// plus simulated time and SMP counts. The anchor is OpenSM 3.3.23 over
+// ibsim on this kind of machine, start to SUBNET UP with minhop routing, as
+// issue 3 measured it (0.37 s, 4.3 s, 33 s, 189 s): printed beside ours.
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "fabric/model/fabric.h"
+#include "fabric/topology/topology_spec.h"
+#include "sm/subnet_manager.h"
+
+namespace ibfab::bench {
+namespace {
+
+double rss_mb() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return static_cast<double>(resident) * 4096.0 / (1024.0 * 1024.0);
+}
+
+void bringup(benchmark::State& state, const char* spec, double opensm_seconds) {
+  const topo::Topology topology = topo::load_topology(spec);
+  sm::SweepReport report;
+  double rss = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto sim = std::make_unique<sim::Simulator>(1, sim::make_scheduler("ladder"));
+    auto fabric = std::make_unique<fabric::Fabric>(*sim, topology);
+    state.ResumeTiming();
+    {
+      sm::SubnetManager m(*fabric->find_hca("H1"), 1, sm::SmOptions{});  // before the fabric goes
+      bool up = false;
+      m.on_subnet_up = [&](const sm::SweepReport& r) {
+        up = true;
+        report = r;
+      };
+      m.sweep();
+      sim->run();
+      if (!up) {
+        state.SkipWithError(("subnet not up: " + m.last_sweep().error).c_str());
+        break;
+      }
+      state.PauseTiming();
+    }
+    rss = std::max(rss, rss_mb());
+    fabric.reset();
+    sim.reset();
+    state.ResumeTiming();
+  }
+  state.counters["hosts"] = static_cast<double>(topology.hca_count());
+  state.counters["rss_mb"] = rss;
+  state.counters["sim_ms"] = (report.up - report.started).to_ms();
+  state.counters["smps"] = static_cast<double>(report.smps);
+  state.counters["routing_s"] = report.routing_wall_seconds;
+  state.counters["opensm_s"] = opensm_seconds;
+}
+
+BENCHMARK_CAPTURE(bringup, ft2_36, "fat-tree:2:36", 0.37)->Name("bringup/fat-tree:2:36")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK_CAPTURE(bringup, ft3_24, "fat-tree:3:24", 4.3)->Name("bringup/fat-tree:3:24")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK_CAPTURE(bringup, ft3_36, "fat-tree:3:36", 33.0)->Name("bringup/fat-tree:3:36")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+}  // namespace ibfab::bench

@@ -1,0 +1,327 @@
+#include "sm/subnet_manager.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <stdexcept>
+
+#include "fabric/mad/dr_smp.h"
+#include "fabric/mad/forwarding_tables.h"
+#include "fabric/mad/pkey_table.h"
+#include "fabric/model/link_rate.h"
+#include "fabric/mad/port_info.h"
+#include "fabric/mad/switch_info.h"
+#include "fabric/model/fabric.h"
+
+namespace ibfab::sm {
+namespace {
+
+using Block = std::array<uint8_t, 64>;
+
+std::span<const uint8_t> smp_data(std::span<const uint8_t> smp) {
+  return smp.subspan(mad::dr_smp::kDataOffset, mad::dr_smp::kDataSize);
+}
+
+// The SA rate enum of the link PortInfo describes (active width x speed).
+uint8_t link_rate_enum(const mad::PortInfo& pi) {
+  fabric::LinkRate r;
+  switch (pi.link_width_active) {
+    case 1: r.width = fabric::LinkWidth::X1; break;
+    case 2: r.width = fabric::LinkWidth::X4; break;
+    case 4: r.width = fabric::LinkWidth::X8; break;
+    case 8: r.width = fabric::LinkWidth::X12; break;
+    case 16: r.width = fabric::LinkWidth::X2; break;
+    default: return 0;
+  }
+  switch (pi.link_speed_ext_active) {
+    case 1: r.speed = fabric::LinkSpeed::FDR; break;
+    case 2: r.speed = fabric::LinkSpeed::EDR; break;
+    case 4: r.speed = fabric::LinkSpeed::HDR; break;
+    case 8: r.speed = fabric::LinkSpeed::NDR; break;
+    default:
+      r.speed = pi.link_speed_active == 4 ? fabric::LinkSpeed::QDR
+                : pi.link_speed_active == 2 ? fabric::LinkSpeed::DDR : fabric::LinkSpeed::SDR;
+  }
+  return r.sa_rate();
+}
+
+Block packed(const mad::PortInfo& pi) {
+  Block b{};
+  pi.pack(b);
+  return b;
+}
+
+}  // namespace
+
+SubnetManager::SubnetManager(fabric::Hca& hca, uint8_t port, SmOptions options)
+    : hca_(hca),
+      port_(port),
+      options_(std::move(options)),
+      sender_(hca, port, options_.smp),
+      discovery_(sender_),
+      engine_(make_routing_engine(options_.routing)) {
+  if (!engine_) throw std::runtime_error("unknown routing engine '" + options_.routing + "'");
+  hca.set_is_sm(port, true);
+}
+
+SubnetManager::~SubnetManager() { hca_.set_is_sm(port_, false); }
+
+uint16_t SubnetManager::lid_of(uint64_t port_guid) const {
+  auto it = lids_.find(port_guid);
+  return it == lids_.end() ? 0 : it->second;
+}
+
+uint64_t SubnetManager::phase_smps() {
+  const uint64_t n = sender_.sent() - phase_start_smps_;
+  phase_start_smps_ = sender_.sent();
+  return n;
+}
+
+void SubnetManager::sweep() {
+  if (sweeping_) return;
+  sweeping_ = true;
+  up_ = false;
+  report_ = SweepReport{};
+  report_.started = hca_.fabric().sim().now();
+  phase_start_smps_ = sender_.sent();
+  const uint64_t retries = sender_.retries(), unanswered = sender_.unanswered();
+  discovery_.start([this, retries, unanswered](const DiscoveryResult& r) {
+    report_.retries = sender_.retries() - retries;
+    report_.unanswered = sender_.unanswered() - unanswered;
+    discovered(r);
+  });
+}
+
+void SubnetManager::fail(const std::string& why) {
+  report_.ok = false;
+  report_.error = why;
+  sweeping_ = false;
+}
+
+void SubnetManager::discovered(const DiscoveryResult& r) {
+  report_.discovered = hca_.fabric().sim().now();
+  report_.smps_discovery = phase_smps();
+  report_.nodes = r.nodes.size();
+  report_.switches = r.switches();
+  if (r.nodes.empty()) return fail("discovery found nothing (is the SM's port cabled?)");
+  node_by_guid_.clear();
+  for (uint32_t i = 0; i < r.nodes.size(); ++i) node_by_guid_.emplace(r.nodes[i].guid, i);
+  // End ports, the SM's own first: LIDs are handed out in this order.
+  end_ports_.clear();
+  const DiscoveredNode& me = r.nodes[0];
+  end_ports_.push_back(EndPort{0, port_, me.port_guids[port_]});
+  for (uint32_t i = 0; i < r.nodes.size(); ++i) {
+    const DiscoveredNode& n = r.nodes[i];
+    if (n.is_switch()) {
+      end_ports_.push_back(EndPort{i, 0, n.guid});
+      continue;
+    }
+    for (uint8_t p = 1; p <= n.num_ports; ++p)
+      if (n.port_guids[p] != 0 && !(i == 0 && p == port_)) end_ports_.push_back(EndPort{i, p, n.port_guids[p]});
+  }
+  report_.end_ports = end_ports_.size();
+  assign_lids();
+}
+
+void SubnetManager::assign_lids() {
+  const DiscoveryResult& r = discovery_.result();
+  const uint16_t stride = static_cast<uint16_t>(1u << options_.lmc);
+  for (const EndPort& e : end_ports_) {
+    if (lids_.count(e.guid)) continue;
+    next_lid_ = static_cast<uint16_t>((next_lid_ + stride - 1) / stride * stride);
+    if (next_lid_ + stride > 0xC000) return fail("out of unicast LIDs");
+    lids_.emplace(e.guid, next_lid_);
+    next_lid_ = static_cast<uint16_t>(next_lid_ + stride);
+  }
+  own_lid_ = lids_.at(end_ports_[0].guid);
+  const bool reregister = first_sweep_;
+  building_ = Subnet{};
+  building_.sm_lid = own_lid_;
+  building_.sm_port_guid = end_ports_[0].guid;
+  building_.ports.resize(end_ports_.size());
+  for (uint32_t i = 0; i < end_ports_.size(); ++i) {
+    const EndPort& e = end_ports_[i];
+    const DiscoveredNode& n = r.nodes[e.node];
+    SubnetPort& sp = building_.ports[i];
+    sp.guid = e.guid;
+    sp.node_guid = n.guid;
+    sp.lid = lids_.at(e.guid);
+    sp.lmc = e.port == 0 ? 0 : options_.lmc;
+    sp.port = e.port;
+    sp.is_switch = n.is_switch();
+    building_.port_by_guid.emplace(sp.guid, i);
+    for (uint32_t k = 0; k < (1u << sp.lmc); ++k) building_.port_by_lid.emplace(static_cast<uint16_t>(sp.lid + k), i);
+    const std::vector<uint8_t>& path = n.path;
+    // Block 0 (32 entries) holds the partitions this subnet uses.
+    sender_.get(path, mad::PKeyTable::kAttributeId, 0,
+                [this, i](std::span<const uint8_t> smp, uint16_t st) {
+                  if (smp.empty() || st != 0) return;
+                  const auto t = mad::PKeyTable::unpack(smp_data(smp));
+                  building_.ports[i].pkeys.assign(t.p_key.begin(), t.p_key.end());
+                });
+  }
+  for (uint32_t i = 0; i < end_ports_.size(); ++i) {
+    const EndPort& e = end_ports_[i];
+    const std::vector<uint8_t>& path = r.nodes[e.node].path;
+    const uint16_t lid = lids_.at(e.guid);
+    sender_.get(path, mad::PortInfo::kAttributeId, e.port,
+                [this, path, e, i, lid, reregister](std::span<const uint8_t> smp, uint16_t st) {
+                  if (smp.empty() || st != 0) return;
+                  mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
+                  SubnetPort& sp = building_.ports[i];
+                  sp.neighbor_mtu = pi.neighbor_mtu;
+                  sp.rate = link_rate_enum(pi);
+                  pi.lid = lid;
+                  pi.lmc = options_.lmc;
+                  pi.master_sm_lid = own_lid_;
+                  pi.master_sm_sl = 0;
+                  pi.subnet_timeout = options_.subnet_timeout;
+                  pi.client_reregister = reregister && e.port != 0;
+                  pi.port_state = mad::port_state::kNoChange;
+                  sender_.set(path, mad::PortInfo::kAttributeId, e.port, packed(pi), {});
+                });
+  }
+  sender_.when_idle([this] {
+    report_.lids_set = hca_.fabric().sim().now();
+    report_.smps_lids = phase_smps();
+    first_sweep_ = false;
+    program_routes();
+  });
+}
+
+void SubnetManager::program_routes() {
+  const DiscoveryResult& r = discovery_.result();
+  // The switch graph, indexed in discovery order.
+  std::vector<int32_t> sw_index(r.nodes.size(), -1);
+  RoutingInput in;
+  for (uint32_t i = 0; i < r.nodes.size(); ++i) {
+    const DiscoveredNode& n = r.nodes[i];
+    if (!n.is_switch()) continue;
+    sw_index[i] = static_cast<int32_t>(in.switches.size());
+    RoutingSwitch s;
+    s.guid = n.guid;
+    s.lid = lids_.at(n.guid);
+    s.lmc = 0;
+    s.num_ports = n.num_ports;
+    s.ports.resize(n.num_ports + 1u);
+    in.switches.push_back(std::move(s));
+  }
+  auto connect = [&](uint32_t a, uint8_t ap, uint32_t b, uint8_t bp) {
+    if (sw_index[a] < 0 || ap == 0 || ap >= in.switches[static_cast<uint32_t>(sw_index[a])].ports.size()) return;
+    RoutingSwitch::Peer& peer = in.switches[static_cast<uint32_t>(sw_index[a])].ports[ap];
+    if (sw_index[b] >= 0) {
+      peer.kind = RoutingSwitch::Peer::Kind::Switch;
+      peer.sw = static_cast<uint32_t>(sw_index[b]);
+      peer.port = bp;
+    } else {
+      peer.kind = RoutingSwitch::Peer::Kind::Endport;
+      peer.port = bp;
+      peer.lid = lid_of(r.nodes[b].port_guids[bp]);
+      peer.lmc = options_.lmc;
+    }
+  };
+  for (const DiscoveredLink& l : r.links) {
+    const uint32_t a = node_by_guid_.at(l.a_guid), b = node_by_guid_.at(l.b_guid);
+    connect(a, l.a_port, b, l.b_port);
+    connect(b, l.b_port, a, l.a_port);
+  }
+  in.max_lid = static_cast<uint16_t>(next_lid_ - 1);
+  building_.graph = in;
+  report_.max_lid = in.max_lid;
+  std::string error;
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool ok = engine_->route(in, building_.routes, error);
+  const RoutingOutput& routes = building_.routes;
+  report_.routing_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!ok) return fail(std::string(engine_->name()) + ": " + error);
+
+  // Where each end port attaches to the switch graph.
+  for (SubnetPort& sp : building_.ports) {
+    const uint32_t node = node_by_guid_.at(sp.node_guid);
+    if (sw_index[node] >= 0) {
+      sp.edge_switch = sw_index[node];
+      sp.edge_port = 0;
+    }
+  }
+  for (uint32_t s = 0; s < in.switches.size(); ++s)
+    for (uint8_t p = 1; p < in.switches[s].ports.size(); ++p) {
+      const RoutingSwitch::Peer& peer = in.switches[s].ports[p];
+      if (peer.kind != RoutingSwitch::Peer::Kind::Endport) continue;
+      const auto it = building_.port_by_lid.find(peer.lid);
+      if (it == building_.port_by_lid.end()) continue;
+      building_.ports[it->second].edge_switch = static_cast<int32_t>(s);
+      building_.ports[it->second].edge_port = p;
+    }
+  building_.switch_paths.assign(in.switches.size(), {});
+  building_.mcast_fdb_cap = 0xFFFF;
+  for (uint32_t i = 0; i < r.nodes.size(); ++i) {
+    if (sw_index[i] < 0) continue;
+    const std::vector<uint8_t>& path = r.nodes[i].path;
+    building_.switch_paths[static_cast<uint32_t>(sw_index[i])] = path;
+    const std::vector<uint8_t>& lft = routes.lft[static_cast<uint32_t>(sw_index[i])];
+    const uint16_t top = in.max_lid;
+    sender_.get(path, mad::SwitchInfo::kAttributeId, 0, [this, path, top](std::span<const uint8_t> smp, uint16_t st) {
+      if (smp.empty() || st != 0) return;
+      mad::SwitchInfo si = mad::SwitchInfo::unpack(smp_data(smp));
+      building_.mcast_fdb_cap = std::min(building_.mcast_fdb_cap, si.multicast_fdb_cap);
+      si.linear_fdb_top = top;
+      Block b{};
+      si.pack(b);
+      sender_.set(path, mad::SwitchInfo::kAttributeId, 0, b, {});
+    });
+    for (uint32_t block = 0; block * 64u <= top; ++block) {
+      Block b;
+      b.fill(mad::LinearForwardingTable::kNoPort);
+      for (uint32_t k = 0; k < 64 && block * 64 + k < lft.size(); ++k) b[k] = lft[block * 64 + k];
+      sender_.set(path, mad::LinearForwardingTable::kAttributeId, block, b, {});
+    }
+  }
+  sender_.when_idle([this] {
+    report_.routed = hca_.fabric().sim().now();
+    report_.smps_routing = phase_smps();
+    activate(mad::port_state::kArmed);
+  });
+}
+
+void SubnetManager::activate(uint8_t target) {
+  const DiscoveryResult& r = discovery_.result();
+  const uint8_t from = target == mad::port_state::kArmed ? mad::port_state::kInit : mad::port_state::kArmed;
+  auto visit = [&](const std::vector<uint8_t>& path, uint8_t port) {
+    sender_.get(path, mad::PortInfo::kAttributeId, port,
+                [this, path, port, from, target](std::span<const uint8_t> smp, uint16_t st) {
+                  if (smp.empty() || st != 0) return;
+                  mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
+                  if (pi.port_state != from) return;
+                  pi.port_state = target;
+                  pi.client_reregister = false;
+                  sender_.set(path, mad::PortInfo::kAttributeId, port, packed(pi),
+                              [this, target](std::span<const uint8_t> ans, uint16_t s) {
+                                if (!ans.empty() && s == 0 && target == mad::port_state::kActive) ++report_.ports_activated;
+                              });
+                });
+  };
+  // Every end of every discovered link, and every switch's port 0.
+  for (const DiscoveredLink& l : r.links) {
+    visit(r.nodes[node_by_guid_.at(l.a_guid)].path, l.a_port);
+    visit(r.nodes[node_by_guid_.at(l.b_guid)].path, l.b_port);
+  }
+  for (const DiscoveredNode& n : r.nodes)
+    if (n.is_switch()) visit(n.path, 0);
+  sender_.when_idle([this, target] {
+    if (target == mad::port_state::kArmed) return activate(mad::port_state::kActive);
+    report_.smps_activation = phase_smps();
+    finish();
+  });
+}
+
+void SubnetManager::finish() {
+  subnet_ = std::move(building_);
+  report_.up = hca_.fabric().sim().now();
+  report_.smps = report_.smps_discovery + report_.smps_lids + report_.smps_routing + report_.smps_activation;
+  report_.ok = true;
+  sweeping_ = false;
+  up_ = true;
+  if (on_subnet_up) on_subnet_up(report_);
+}
+
+}  // namespace ibfab::sm
