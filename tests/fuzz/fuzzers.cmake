@@ -2,3 +2,5 @@
 ibfab_add_fuzzer(fuzz_netfile ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_netfile.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/netfile 20000)
 ibfab_add_fuzzer(fuzz_packet ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_packet.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/packet 50000)
 ibfab_add_fuzzer(fuzz_node_receive ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_node_receive.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/node_receive 30000)
+ibfab_add_fuzzer(fuzz_sa_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_sa_request.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/sa_request 30000)
+target_sources(fuzz_sa_request PRIVATE ${PROJECT_SOURCE_DIR}/sm/sa/sa_enums.cpp ${PROJECT_SOURCE_DIR}/sm/sa/mcast_groups.cpp ${PROJECT_SOURCE_DIR}/sm/sa/rmpp_sender.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/inform_table.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_agent.cpp)

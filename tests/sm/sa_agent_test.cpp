@@ -1,0 +1,417 @@
+// The SA end to end: SA MADs over QP1 from clients on other hosts of a
+// hand-configured fabric (line:2:2, the SA on H1) to SaAgent and back.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "fabric/mad/class_port_info.h"
+#include "fabric/mad/notice.h"
+#include "fabric/mad/sa/inform_info.h"
+#include "fabric/mad/sa/mcmember_record.h"
+#include "fabric/mad/sa/node_record.h"
+#include "fabric/mad/sa/path_record.h"
+#include "fabric/mad/sa/port_info_record.h"
+#include "fabric/mad/sa/sa_class_port_info.h"
+#include "fabric/topology/topology_spec.h"
+#include "fabric/wire/rmpp_header.h"
+#include "sm/sa/sa_agent.h"
+#include "tests/fabric/model/hand_config.h"
+#include "tests/sm/sa_client.h"
+#include "tests/sm/sa_fake_routing.h"
+#include "tests/sm/sa_test_subnet.h"
+
+namespace ibfab::sm {
+namespace {
+
+using testing::Mad;
+using testing::SaClient;
+namespace method = wire::mad_method;
+namespace st = wire::mad_status;
+namespace comp = mad::mcm_comp;
+using wire::RmppHeader;
+
+mad::ConstSaBuffer sa(const Mad& m) { return mad::ConstSaBuffer(m.data(), m.size()); }
+uint8_t rmpp_type(const Mad& m) { return m[RmppHeader::kOffset + 1]; }
+uint8_t rmpp_flags(const Mad& m) { return m[RmppHeader::kOffset + 2] & 7; }
+uint32_t rmpp_seg(const Mad& m) { return wire::load_be32(&m[RmppHeader::kOffset + 4]); }
+uint32_t rmpp_len(const Mad& m) { return wire::load_be32(&m[RmppHeader::kOffset + 8]); }
+
+class SaAgentTest : public ::testing::Test {
+ protected:
+  SaAgentTest()
+      : topo(topo::load_topology("line:2:2")),
+        fabric(sim, topo),
+        lids(fabric::testing::configure_by_hand(fabric)),
+        subnet(testing::subnet_from_fabric(fabric, h(1))),
+        routing(subnet.mcast_fdb_cap),
+        groups(subnet, routing),
+        agent(h(1), 1, subnet, groups) {
+    agent.set_serving(true);
+  }
+  fabric::Hca& h(int i) const { return *fabric.find_hca("H" + std::to_string(i)); }
+  uint16_t lid(int i) const { return h(i).port(1).lid; }
+  wire::Gid gid(int i) const { return wire::Gid::from(subnet.prefix, h(i).port(1).guid()); }
+  SaClient client(int i) { return SaClient(fabric, h(i), lid(1)); }
+
+  static wire::Gid mgid(uint16_t n) {
+    wire::Gid g;
+    g.raw[0] = 0xFF;
+    g.raw[1] = 0x15;
+    g.raw[14] = static_cast<uint8_t>(n >> 8);
+    g.raw[15] = static_cast<uint8_t>(n);
+    return g;
+  }
+  mad::McMemberRecord member(const wire::Gid& group, int host, uint8_t js = 1) const {
+    mad::McMemberRecord r;
+    r.mgid = group;
+    r.port_gid = gid(host);
+    r.q_key = 0x11111111;
+    r.p_key = 0xFFFF;
+    r.join_state = js;
+    return r;
+  }
+
+  sim::Simulator sim;
+  topo::Topology topo;
+  fabric::Fabric fabric;
+  std::vector<uint16_t> lids;
+  Subnet subnet;
+  testing::FakeRouting routing;
+  McastGroups groups;
+  SaAgent agent;
+};
+
+TEST_F(SaAgentTest, JoinAndLeaveOverQp1) {
+  SaClient c(fabric, h(2), lid(1));
+  const Mad set = SaClient::make(method::kSet, comp::kCreateRequiredMask, member(mgid(1), 2));
+  const std::optional<Mad> r = c.request(set);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(mad::sa_method(sa(*r)), method::kGetResp);
+  EXPECT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  EXPECT_EQ(static_cast<uint32_t>(mad::sa_tid(sa(*r))), 0x77u);
+  EXPECT_EQ(mad::sa_attribute_offset(sa(*r)), 7);
+  EXPECT_EQ(mad::sa_sm_key(sa(*r)), 0u);
+  const auto rec = mad::McMemberRecord::unpack(mad::sa_data(sa(*r)));
+  EXPECT_EQ(rec.mlid, 0xC001);  // 0xC000 is the IPoIB broadcast group's
+  EXPECT_EQ(rec.join_state, 1);
+  EXPECT_EQ(c.sources.back().lid, lid(1));
+  EXPECT_EQ(routing.members[0xC001], (std::vector<uint32_t>{subnet.port_by_guid.at(h(2).port(1).guid())}));
+
+  const Mad del = SaClient::make(method::kDelete, comp::kJoinRequiredMask, member(mgid(1), 2));
+  const std::optional<Mad> d = c.request(del);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(mad::sa_method(sa(*d)), method::kDeleteResp);
+  EXPECT_EQ(mad::sa_status(sa(*d)), st::kOk);
+  EXPECT_EQ(groups.find(mgid(1)), nullptr);
+  EXPECT_EQ(agent.metrics().joins, 1u);
+  EXPECT_EQ(agent.metrics().leaves, 1u);
+
+  // An error echoes the request with the status.
+  const std::optional<Mad> e = c.request(del);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(mad::sa_method(sa(*e)), method::kDeleteResp);
+  EXPECT_EQ(mad::sa_status(sa(*e)), st::kSaReqInvalid);
+  EXPECT_TRUE(std::equal(e->begin() + 56, e->end(), del.begin() + 56));
+  EXPECT_EQ(agent.metrics().by_status.at(st::kSaReqInvalid), 1u);
+}
+
+TEST_F(SaAgentTest, GetTableOf20GroupsGoesThroughRmppWindows) {
+  SaClient c(fabric, h(3), lid(1));
+  for (uint16_t n = 1; n <= 20; ++n)
+    ASSERT_EQ(groups.join(subnet.port_by_lid.at(lid(3)), member(mgid(n), 3), comp::kCreateRequiredMask)
+                  .status,
+              st::kOk);
+  // 21 groups (with the broadcast one) x 56 bytes = 1176 bytes: 6 segments.
+  const Mad q = SaClient::make(method::kGetTable, 0, mad::McMemberRecord{});
+  ASSERT_TRUE(c.request(q));
+  ASSERT_EQ(c.received.size(), 1u) << "window 1: one segment before the first ACK";
+  auto ack = [&](uint32_t seg, uint32_t nwl) {
+    Mad a = q;
+    a[RmppHeader::kOffset] = 1;
+    a[RmppHeader::kOffset + 1] = RmppHeader::kTypeAck;
+    a[RmppHeader::kOffset + 2] = RmppHeader::kFlagActive;
+    wire::store_be32(&a[RmppHeader::kOffset + 4], seg);
+    wire::store_be32(&a[RmppHeader::kOffset + 8], nwl);
+    ASSERT_TRUE(c.send(a));
+  };
+  ack(1, 4);
+  ASSERT_TRUE(c.wait_for(4));
+  sim.run_until(sim.now() + sim::Time::ms(1));
+  EXPECT_EQ(c.received.size(), 4u) << "no segment past NewWindowLast";
+  ack(4, 8);
+  ASSERT_TRUE(c.wait_for(6));
+  ack(6, 6);
+  sim.run();
+  EXPECT_EQ(agent.rmpp().active(), 0u);
+  EXPECT_EQ(agent.rmpp().stats().completed, 1u);
+  EXPECT_EQ(agent.rmpp().stats().resent, 0u);
+  ASSERT_EQ(c.received.size(), 6u);
+  std::vector<uint8_t> payload;
+  for (uint32_t i = 0; i < 6; ++i) {
+    const Mad& m = c.received[i];
+    EXPECT_EQ(mad::sa_method(sa(m)), method::kGetTableResp);
+    EXPECT_EQ(mad::sa_attribute_offset(sa(m)), 7);
+    EXPECT_EQ(rmpp_type(m), RmppHeader::kTypeData);
+    EXPECT_EQ(rmpp_seg(m), i + 1);
+    uint8_t flags = RmppHeader::kFlagActive;
+    if (i == 0) flags |= RmppHeader::kFlagFirst;
+    if (i == 5) flags |= RmppHeader::kFlagLast;
+    EXPECT_EQ(rmpp_flags(m), flags);
+    EXPECT_EQ(rmpp_len(m), i == 0 ? 6u * 220 - 24 : (i == 5 ? 220u - 24 : 0u));
+    payload.insert(payload.end(), m.begin() + 56, m.end());
+  }
+  payload.resize(1176);
+  ASSERT_EQ(mad::sa_records_in(payload, 7), 21u);
+  std::set<wire::Gid> seen;
+  for (std::size_t i = 0; i < 21; ++i)
+    seen.insert(mad::McMemberRecord::unpack(mad::sa_record(payload, 7, i)).mgid);
+  for (uint16_t n = 1; n <= 20; ++n) EXPECT_TRUE(seen.count(mgid(n)));
+}
+
+TEST_F(SaAgentTest, SingleSegmentTableIsAckedAndResentWithoutAck) {
+  SaClient c(fabric, h(2), lid(1));
+  mad::McMemberRecord q;
+  q.mgid = McastGroups::ipoib_broadcast_mgid(2, 0xFFFF);
+  const Mad m = SaClient::make(method::kGetTable, comp::kMgid, q);
+  const std::optional<Mad> r = c.request(m);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(rmpp_flags(*r), RmppHeader::kFlagActive | RmppHeader::kFlagFirst | RmppHeader::kFlagLast);
+  EXPECT_EQ(rmpp_len(*r), 220u - 200 + 56);
+  EXPECT_EQ(agent.rmpp().active(), 1u);
+  // No ACK: the segment comes again after 2 s, then the transfer is dropped.
+  sim.run();
+  EXPECT_EQ(c.received.size(), 4u);  // 1 + 3 retries
+  EXPECT_EQ(agent.rmpp().active(), 0u);
+  EXPECT_EQ(agent.rmpp().stats().dropped, 1u);
+  // Empty table: status 0, AttributeOffset 0, still RMPP.
+  q.mgid = mgid(99);
+  const std::optional<Mad> e = c.request(SaClient::make(method::kGetTable, comp::kMgid, q));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(mad::sa_status(sa(*e)), st::kOk);
+  EXPECT_EQ(mad::sa_attribute_offset(sa(*e)), 0);
+  Mad a = *e;
+  a[3] = method::kGetTable;
+  a[RmppHeader::kOffset + 1] = RmppHeader::kTypeAck;
+  wire::store_be32(&a[RmppHeader::kOffset + 8], 1);
+  ASSERT_TRUE(c.send(a));
+  sim.run();
+  EXPECT_EQ(agent.rmpp().active(), 0u);
+  EXPECT_EQ(agent.rmpp().stats().completed, 1u);
+}
+
+TEST_F(SaAgentTest, PathRecordBetweenTwoLids) {
+  SaClient c(fabric, h(2), lid(1));
+  mad::PathRecord q;
+  q.slid = lid(2);
+  q.dlid = lid(4);
+  const std::optional<Mad> r = c.request(
+      SaClient::make(method::kGet, mad::pr_comp::kSlid | mad::pr_comp::kDlid, q));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  const auto p = mad::PathRecord::unpack(mad::sa_data(sa(*r)));
+  EXPECT_EQ(p.slid, lid(2));
+  EXPECT_EQ(p.dlid, lid(4));
+  EXPECT_EQ(p.sgid, gid(2));
+  EXPECT_EQ(p.dgid, gid(4));
+  EXPECT_EQ(p.p_key, 0xFFFF);
+  EXPECT_EQ(p.mtu, h(2).port(1).neighbor_mtu);
+  EXPECT_EQ(p.rate, h(2).port(1).link()->rate().sa_rate());
+  EXPECT_EQ(p.mtu_selector, 2);
+  EXPECT_TRUE(p.reversible);
+  EXPECT_EQ(p.packet_life_time, 0x12);
+  // By GID, from the requester.
+  q = {};
+  q.dgid = gid(3);
+  const std::optional<Mad> g = c.request(SaClient::make(method::kGet, mad::pr_comp::kDgid, q));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(mad::PathRecord::unpack(mad::sa_data(sa(*g))).dlid, lid(3));
+  // Unknown LID: no record; no mask: more than one.
+  q = {};
+  q.dlid = 999;
+  const std::optional<Mad> none = c.request(SaClient::make(method::kGet, mad::pr_comp::kDlid, q));
+  ASSERT_TRUE(none);
+  EXPECT_EQ(mad::sa_status(sa(*none)), st::kSaNoRecords);
+  const std::optional<Mad> many = c.request(SaClient::make(method::kGet, 0, mad::PathRecord{}));
+  ASSERT_TRUE(many);
+  EXPECT_EQ(mad::sa_status(sa(*many)), st::kSaTooManyRecords);
+  // ServiceID half-masked.
+  const std::optional<Mad> sid =
+      c.request(SaClient::make(method::kGet, mad::pr_comp::kServiceIdMsb, mad::PathRecord{}));
+  ASSERT_TRUE(sid);
+  EXPECT_EQ(mad::sa_status(sa(*sid)), st::kSaInsufficientComponents);
+}
+
+TEST_F(SaAgentTest, PathRecordToAMulticastGid) {
+  mad::McMemberRecord m = member(mgid(5), 3);
+  m.sl = 2;
+  m.tclass = 3;
+  m.flow_label = 4;
+  const McastResult j = groups.join(subnet.port_by_lid.at(lid(3)), m, comp::kCreateRequiredMask);
+  ASSERT_EQ(j.status, st::kOk);
+  SaClient c(fabric, h(2), lid(1));
+  mad::PathRecord q;
+  q.dgid = mgid(5);
+  q.sgid = gid(2);
+  const std::optional<Mad> r =
+      c.request(SaClient::make(method::kGet, mad::pr_comp::kDgid | mad::pr_comp::kSgid, q));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  const auto p = mad::PathRecord::unpack(mad::sa_data(sa(*r)));
+  EXPECT_EQ(p.dlid, j.record.mlid);
+  EXPECT_EQ(p.dgid, mgid(5));
+  EXPECT_EQ(p.slid, lid(2));
+  EXPECT_EQ(p.p_key, 0xFFFF);
+  EXPECT_EQ(p.sl, 2);
+  EXPECT_EQ(p.tclass, 3);
+  EXPECT_EQ(p.flow_label, 4u);
+}
+
+TEST_F(SaAgentTest, InformInfoSubscriptionThenReportForTrap66) {
+  SaClient sub(fabric, h(4), lid(1));
+  mad::InformInfo ii;
+  ii.lid_range_begin = mad::inform_info::kAllLids;
+  ii.is_generic = 1;
+  ii.subscribe = mad::inform_info::kSubscribe;
+  ii.type = mad::inform_info::kAllTypes;
+  ii.trap_number = mad::trap_number::kMcGroupCreated;
+  ii.producer_type = mad::inform_info::kAllProducers;
+  const std::optional<Mad> r = sub.request(SaClient::make(method::kSet, 0, ii));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(mad::sa_method(sa(*r)), method::kGetResp);
+  ASSERT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  const auto stored = mad::InformInfo::unpack(mad::sa_data(sa(*r)));
+  EXPECT_EQ(stored.qpn, 1u);
+  EXPECT_EQ(stored.trap_number, 66);
+
+  SaClient joiner(fabric, h(2), lid(1));
+  ASSERT_TRUE(joiner.request(SaClient::make(method::kSet, comp::kCreateRequiredMask, member(mgid(1), 2))));
+  ASSERT_TRUE(sub.wait_for(2));
+  const Mad& rep = sub.received[1];
+  EXPECT_EQ(mad::sa_method(sa(rep)), method::kReport);
+  EXPECT_EQ(mad::sa_attribute_id(sa(rep)), mad::Notice::kAttributeId);
+  EXPECT_EQ(static_cast<uint32_t>(mad::sa_tid(sa(rep))), SaAgent::kFirstReportTid);
+  const auto n = mad::Notice::unpack(mad::sa_data(sa(rep)));
+  EXPECT_TRUE(n.is_generic);
+  EXPECT_EQ(n.type, mad::notice_type::kSubnetManagement);
+  EXPECT_EQ(n.producer_type, mad::producer_type::kClassManager);
+  EXPECT_EQ(n.trap_number, 66);
+  EXPECT_EQ(n.issuer_lid, lid(1));
+  EXPECT_EQ(n.details_gid(), mgid(1).raw);
+  EXPECT_EQ(rep[56], 0x83);
+  // Unanswered, it comes again; a ReportResp with the same TID ends it.
+  sim.run_until(sim.now() + sim::Time::ms(250));
+  EXPECT_EQ(sub.received.size(), 3u);
+  Mad resp = rep;
+  resp[3] = method::kReportResp;
+  ASSERT_TRUE(sub.send(resp));
+  sim.run();
+  EXPECT_EQ(agent.metrics().reports_acked, 1u);
+  EXPECT_EQ(agent.reports_pending(), 0u);
+  EXPECT_EQ(sub.received.size(), 3u);
+  // Trap 67 is not subscribed to: leaving sends nothing.
+  ASSERT_TRUE(joiner.request(SaClient::make(method::kDelete, comp::kJoinRequiredMask, member(mgid(1), 2))));
+  sim.run();
+  EXPECT_EQ(sub.received.size(), 3u);
+  // Unsubscribing something never subscribed is 0x0200.
+  ii.trap_number = 67;
+  ii.subscribe = 0;
+  const std::optional<Mad> u = sub.request(SaClient::make(method::kSet, 0, ii));
+  ASSERT_TRUE(u);
+  EXPECT_EQ(mad::sa_status(sa(*u)), st::kSaReqInvalid);
+}
+
+TEST_F(SaAgentTest, ClassPortInfoBytes) {
+  SaClient c(fabric, h(2), lid(1));
+  Mad q{};
+  mad::init_sa_request(mad::SaBuffer(q.data(), q.size()), method::kGet, mad::ClassPortInfo::kAttributeId,
+                       1, 0);
+  const std::optional<Mad> r = c.request(q);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  const uint8_t* d = r->data() + 56;
+  EXPECT_EQ(d[0], 1);  // BaseVersion
+  EXPECT_EQ(d[1], 2);  // ClassVersion
+  EXPECT_EQ(wire::load_be16(d + 2), 0x2202);
+  EXPECT_EQ(wire::load_be32(d + 4), (0xB5E0u << 5) | 16u);
+  EXPECT_TRUE((wire::load_be32(d + 4) >> 5) & (1u << 12)) << "SendOnlyFullMember";
+  Mad set = q;
+  set[3] = method::kSet;
+  const std::optional<Mad> s = c.request(set);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(mad::sa_status(sa(*s)), st::kSaReqInvalid);
+}
+
+TEST_F(SaAgentTest, GateDropsOrRefuses) {
+  SaClient c(fabric, h(2), lid(1));
+  const Mad get = SaClient::make(method::kGetTable, 0, mad::McMemberRecord{});
+  agent.set_serving(false);
+  c.send(get);
+  sim.run();
+  EXPECT_TRUE(c.received.empty()) << "not serving";
+  agent.set_serving(true);
+  c.send(SaClient::make(method::kGetTable, 0, mad::McMemberRecord{}, 5));
+  sim.run();
+  EXPECT_TRUE(c.received.empty()) << "wrong SM_Key";
+  Mad unknown = get;
+  wire::store_be16(&unknown[16], 0x00FE);
+  c.send(unknown);
+  sim.run();
+  EXPECT_TRUE(c.received.empty()) << "unknown attribute";
+  subnet.port_by_lid.erase(lid(2));
+  c.send(get);
+  sim.run();
+  EXPECT_TRUE(c.received.empty()) << "unknown requester";
+  subnet.port_by_lid[lid(2)] = subnet.port_by_guid.at(h(2).port(1).guid());
+  // Known attribute, method it does not take.
+  const std::optional<Mad> e = c.request(SaClient::make(method::kSet, 0, mad::PathRecord{}));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(mad::sa_status(sa(*e)), st::kMethodAttrUnsupported);
+  const std::optional<Mad> i = c.request(SaClient::make(method::kGet, 0, mad::InformInfo{}));
+  ASSERT_TRUE(i);
+  EXPECT_EQ(mad::sa_status(sa(*i)), st::kMethodAttrUnsupported);
+  EXPECT_EQ(agent.metrics().dropped, 4u);
+  EXPECT_GE(agent.metrics().mads_received, 6u);
+  EXPECT_EQ(agent.metrics().mads_sent, 2u);
+}
+
+TEST_F(SaAgentTest, TrustedGetTableShowsMembers) {
+  SaClient c(fabric, h(2), lid(1));
+  ASSERT_TRUE(c.request(SaClient::make(method::kSet, comp::kCreateRequiredMask, member(mgid(1), 2))));
+  mad::McMemberRecord q;
+  q.mgid = mgid(1);
+  const std::optional<Mad> r = c.request(SaClient::make(method::kGet, comp::kMgid, q, 1));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  EXPECT_EQ(mad::McMemberRecord::unpack(mad::sa_data(sa(*r))).port_gid, gid(2));
+  const std::optional<Mad> u = c.request(SaClient::make(method::kGet, comp::kMgid, q));
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(mad::McMemberRecord::unpack(mad::sa_data(sa(*u))).port_gid.is_zero());
+}
+
+TEST_F(SaAgentTest, NodeAndPortInfoRecords) {
+  SaClient c(fabric, h(2), lid(1));
+  mad::NodeRecord n;
+  n.lid = lid(3);
+  const std::optional<Mad> r = c.request(SaClient::make(method::kGet, mad::nr_comp::kLid, n));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  const auto nr = mad::NodeRecord::unpack(mad::sa_data(sa(*r)));
+  EXPECT_EQ(nr.node_info.port_guid, h(3).port(1).guid());
+  EXPECT_EQ(nr.node_info.node_guid, h(3).guid());
+  EXPECT_EQ(nr.node_info.node_type, mad::NodeInfo::kTypeCa);
+  mad::PortInfoRecord p;
+  p.port_info.capability_mask = 1u << 1;  // IsSM
+  Mad pq = SaClient::make(method::kGet, mad::pir_comp::kCapabilityMask, p);
+  wire::store_be32(&pq[20], mad::kPirCapMaskMatchModifier);
+  const std::optional<Mad> s = c.request(pq);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(mad::sa_status(sa(*s)), st::kOk);
+  const auto pir = mad::PortInfoRecord::unpack(mad::sa_data(sa(*s)));
+  EXPECT_EQ(pir.endport_lid, lid(1));
+  EXPECT_EQ(pir.port_info.master_sm_lid, lid(1));
+}
+
+}  // namespace
+}  // namespace ibfab::sm
