@@ -61,6 +61,12 @@ SubnetManager::SubnetManager(fabric::Hca& hca, uint8_t port, SmOptions options)
       discovery_(sender_),
       engine_(make_routing_engine(options_.routing)) {
   if (!engine_) throw std::runtime_error("unknown routing engine '" + options_.routing + "'");
+  // Policies are checked now (std::invalid_argument names the bad one).
+  mcast_ = std::make_unique<McastManager>(
+      subnet_, sender_,
+      make_mcast_policies(options_.mcast_root, options_.mcast_tree, options_.mlid_allocator, options_.admission));
+  groups_ = std::make_unique<McastGroups>(subnet_, *mcast_, options_.groups);
+  sa_ = std::make_unique<SaAgent>(hca, port, subnet_, *groups_);
   hca.set_is_sm(port, true);
 }
 
@@ -315,7 +321,15 @@ void SubnetManager::activate(uint8_t target) {
 }
 
 void SubnetManager::finish() {
+  // Ports that left the subnet leave their groups and subscriptions.
+  for (const SubnetPort& p : subnet_.ports) {
+    if (building_.by_guid(p.guid)) continue;
+    groups_->drop_port(p.guid);
+    sa_->drop_port(p.guid);
+  }
   subnet_ = std::move(building_);
+  mcast_->reroute_all();
+  sa_->set_serving(true);
   report_.up = hca_.fabric().sim().now();
   report_.smps = report_.smps_discovery + report_.smps_lids + report_.smps_routing + report_.smps_activation;
   report_.ok = true;

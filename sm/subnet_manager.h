@@ -11,7 +11,9 @@
 //   4. activation: every linked port in Init is set Armed, then every Armed
 //      port Active (a Set to the current state is an error, so ports
 //      already Active are left alone).
-// When the last port is Active the subnet is up and `on_subnet_up` runs.
+// When the last port is Active the subnet is up: the SA starts answering on
+// the SM's port (QP1), the multicast manager re-routes every MLID, and
+// `on_subnet_up` runs.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +22,9 @@
 #include <vector>
 
 #include "sm/discovery.h"
+#include "sm/mcast/mcast_manager.h"
+#include "sm/sa/mcast_groups.h"
+#include "sm/sa/sa_agent.h"
 #include "sm/routing/routing_engine.h"
 #include "sm/smp_sender.h"
 #include "sm/subnet.h"
@@ -29,6 +34,12 @@ namespace ibfab::sm {
 
 struct SmOptions {
   std::string routing = "minhop";
+  // Multicast policies (sm/mcast/mcast_policies.h), OpenSM's by default.
+  std::string mcast_root = "min-max-hop";
+  std::string mcast_tree = "shortest-path";
+  std::string mlid_allocator = "lowest-free";
+  std::string admission = "unlimited";
+  McastOptions groups;
   uint8_t lmc = 0;
   uint8_t subnet_timeout = 18;  // OpenSM's default (4.096 us x 2^18 ~ 1 s)
   SmpSender::Options smp;
@@ -68,6 +79,10 @@ class SubnetManager {
   // The subnet as of the last completed sweep (valid once subnet_up()).
   const Subnet& subnet() const { return subnet_; }
   SmpSender& smp() { return sender_; }
+  // The SA and the multicast manager: null until the first subnet up.
+  SaAgent* sa() { return sa_.get(); }
+  McastGroups* groups() { return groups_.get(); }
+  McastManager* mcast() { return mcast_.get(); }
 
  private:
   struct EndPort {
@@ -100,6 +115,10 @@ class SubnetManager {
   Subnet building_;      // filled during a sweep
   SweepReport report_;
   uint64_t phase_start_smps_ = 0;
+  // Destroyed in reverse: the SA uses the groups, the groups the manager.
+  std::unique_ptr<McastManager> mcast_;
+  std::unique_ptr<McastGroups> groups_;
+  std::unique_ptr<SaAgent> sa_;
 };
 
 }  // namespace ibfab::sm

@@ -26,7 +26,7 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 bool Report::passed() const {
-  if (!fingerprint_matches()) return false;
+  if (!fingerprint_matches() || !failures.empty()) return false;
   for (const SmReport& sm : sms)
     if (!sm.up || sm.routes_broken || sm.ports_not_active) return false;
   for (const ProbeReport& p : probes)
@@ -76,6 +76,10 @@ void print_text(const Report& r, std::ostream& out) {
     if (sm.ports_not_active) out << ", " << sm.ports_not_active << " host ports NOT Active";
     out << (sm.routes_broken || sm.ports_not_active ? "  [BROKEN]\n" : "  [ok]\n");
   }
+  for (const std::string& t : r.timeline) out << "multicast  " << t << "\n";
+  for (const std::string& g : r.groups) out << "group      " << g << "\n";
+  if (r.checks) out << "checks     " << r.checks - r.failures.size() << "/" << r.checks << " expectations met\n";
+  for (const std::string& f : r.failures) out << "FAILED     " << f << "\n";
   if (!r.pcap.empty()) out << "capture    " << r.pcap << "\n";
   out << "fingerprint " << r.fingerprint;
   if (r.expected) out << (r.fingerprint_matches() ? "  [matches the scenario]" : "  [MISMATCH: scenario says " + *r.expected + "]");
@@ -115,6 +119,12 @@ void print_json(const Report& r, std::ostream& out) {
         << ", \"routes_checked\": " << m.routes_checked << ", \"routes_broken\": " << m.routes_broken
         << ", \"ports_not_active\": " << m.ports_not_active << "}";
   }
+  out << "],\n  \"multicast\": [";
+  for (std::size_t i = 0; i < r.timeline.size(); ++i) out << (i ? ", " : "") << quoted(r.timeline[i]);
+  out << "],\n  \"groups\": [";
+  for (std::size_t i = 0; i < r.groups.size(); ++i) out << (i ? ", " : "") << quoted(r.groups[i]);
+  out << "],\n  \"checks\": " << r.checks << ",\n  \"failures\": [";
+  for (std::size_t i = 0; i < r.failures.size(); ++i) out << (i ? ", " : "") << quoted(r.failures[i]);
   out << "],\n  \"fingerprint\": " << quoted(r.fingerprint);
   if (r.expected) out << ",\n  \"expected_fingerprint\": " << quoted(*r.expected);
   out << ",\n  \"passed\": " << (r.passed() ? "true" : "false") << "\n}\n";

@@ -51,11 +51,16 @@ struct Report {
   std::vector<std::string> actions;                     // "1.000ms link-down S1[3]"
   std::vector<ProbeReport> probes;
   std::vector<SmReport> sms;
+  // Multicast: joins, leaves and sends with their outcome, and the checks.
+  std::vector<std::string> timeline;
+  std::vector<std::string> groups;    // the SA's groups when the run ended, with their trees
+  std::vector<std::string> failures;  // unmet expectations, in time order
   std::string fingerprint;                  // of this run
   std::optional<std::string> expected;      // from the scenario file
   std::string pcap;
 
   bool fingerprint_matches() const { return !expected || *expected == fingerprint; }
+  std::size_t checks = 0;  // expectations evaluated
   bool passed() const;
 };
 

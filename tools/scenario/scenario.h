@@ -18,14 +18,36 @@ struct LinkRef {
   std::string text;  // as written, for messages
 };
 
+// A multicast request a host makes of the SA, or traffic it sends.
+struct McastSpec {
+  std::string mgid;            // "0" asks the SA to assign one
+  uint8_t join_state = 1;      // JoinState bits: 1 full, 2 non, 4 send-only non, 8 send-only full
+  uint32_t qkey = 0x11111111;  // perftest's default
+  uint16_t pkey = 0xFFFF;
+  std::optional<uint16_t> expect_status;  // fail the run unless the SA answers this
+  uint32_t count = 1;          // send: packets
+  uint32_t size = 64;          // send: payload bytes
+};
+
+// A check at a point in time.
+struct Expectation {
+  std::string group;                  // MGID
+  std::optional<bool> exists;
+  std::optional<uint32_t> members;
+  std::string node;                   // with `received`
+  std::optional<uint64_t> received;   // multicast packets node has received so far
+};
+
 struct Action {
-  enum class Kind { LinkDown, LinkUp, NodeDown, NodeUp, LinkLoss, Probe };
+  enum class Kind { LinkDown, LinkUp, NodeDown, NodeUp, LinkLoss, Probe, Join, Leave, Send, Expect };
   Kind kind;
   sim::Time at;
   int line = 0;        // in the scenario file
   LinkRef link;        // LinkDown, LinkUp, LinkLoss
   std::string node;    // NodeDown, NodeUp, Probe (the probing host)
   double probability = 0;  // LinkLoss
+  McastSpec mcast;         // Join, Leave, Send (node = the host)
+  Expectation expect;      // Expect
 };
 
 // A Subnet Manager placed on a host port.

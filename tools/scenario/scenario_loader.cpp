@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "fabric/wire/gid.h"
 #include "sim/scheduler.h"
 #include "sm/routing/routing_engine.h"
 
@@ -59,6 +60,97 @@ class Reader {
   std::string file_;
 };
 
+uint8_t join_state(const Reader& r, const YAML::Node& v) {
+  const std::string s = r.scalar(v, "join-state");
+  if (s == "full") return 0x1;
+  if (s == "non-member") return 0x2;
+  if (s == "send-only-non-member") return 0x4;
+  if (s == "send-only-full") return 0x8;
+  uint64_t n = 0;
+  if (s.size() > 2 && s[0] == '0' && s[1] == 'x') n = std::stoull(s.substr(2), nullptr, 16);
+  else if (!s.empty() && std::all_of(s.begin(), s.end(), ::isdigit)) n = std::stoull(s);
+  if (n == 0 || n > 15)
+    r.fail(v, "'join-state': full, non-member, send-only-non-member, send-only-full, or bits 0x1..0xf; got '" + s + "'");
+  return static_cast<uint8_t>(n);
+}
+
+uint64_t number(const Reader& r, const YAML::Node& v, const std::string& key, uint64_t max) {
+  const std::string s = r.scalar(v, key);
+  uint64_t n = 0;
+  try {
+    std::size_t used = 0;
+    n = std::stoull(s, &used, 0);
+    if (used != s.size()) throw std::invalid_argument(s);
+  } catch (const std::exception&) {
+    r.fail(v, "'" + key + "': expected a number, got '" + s + "'");
+  }
+  if (n > max) r.fail(v, "'" + key + "': at most " + std::to_string(max) + ", got " + s);
+  return n;
+}
+
+// {node: H2, mgid: "ff12:601b::1", join-state: full, qkey:, pkey:, expect-status:, count:, size:}
+void parse_mcast(const Reader& r, const YAML::Node& v, const std::string& what, Action& a) {
+  if (!v.IsMap()) r.fail(v, "'" + what + "' is a map such as {node: H2, mgid: \"ff12:601b::1\"}");
+  bool have_node = false, have_mgid = false;
+  for (const auto& kv : v) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& x = kv.second;
+    if (key == "node") {
+      a.node = r.scalar(x, key);
+      have_node = true;
+    } else if (key == "mgid") {
+      a.mcast.mgid = r.scalar(x, key);
+      have_mgid = true;
+      if (a.mcast.mgid != "0" && !wire::Gid::parse(a.mcast.mgid))
+        r.fail(x, "'mgid': not a GID: '" + a.mcast.mgid + "' (example: ff12:601b::1, or 0 for one the SA assigns)");
+    } else if (key == "join-state" && what != "send") {
+      a.mcast.join_state = join_state(r, x);
+    } else if (key == "qkey" && what == "join") {
+      a.mcast.qkey = static_cast<uint32_t>(number(r, x, key, 0xFFFFFFFF));
+    } else if (key == "pkey" && what == "join") {
+      a.mcast.pkey = static_cast<uint16_t>(number(r, x, key, 0xFFFF));
+    } else if (key == "expect-status" && what != "send") {
+      a.mcast.expect_status = static_cast<uint16_t>(number(r, x, key, 0xFFFF));
+    } else if (key == "count" && what == "send") {
+      a.mcast.count = static_cast<uint32_t>(number(r, x, key, 1'000'000));
+    } else if (key == "size" && what == "send") {
+      a.mcast.size = static_cast<uint32_t>(number(r, x, key, 4096));
+    } else {
+      r.fail(kv.first, "unknown key '" + key + "' in '" + what + "'");
+    }
+  }
+  if (!have_node) r.fail(v, "'" + what + "' needs a 'node' (the host)");
+  if (!have_mgid) r.fail(v, "'" + what + "' needs an 'mgid'");
+}
+
+// {group: MGID, exists: true, members: 3} or {node: H3, received: 10}
+void parse_expect(const Reader& r, const YAML::Node& v, Action& a) {
+  if (!v.IsMap()) r.fail(v, "'expect' is a map such as {group: \"ff12:601b::1\", members: 2}");
+  for (const auto& kv : v) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& x = kv.second;
+    if (key == "group") {
+      a.expect.group = r.scalar(x, key);
+      if (!wire::Gid::parse(a.expect.group)) r.fail(x, "'group': not a GID: '" + a.expect.group + "'");
+    } else if (key == "exists") {
+      const std::string b = r.scalar(x, key);
+      if (b != "true" && b != "false") r.fail(x, "'exists' is true or false");
+      a.expect.exists = b == "true";
+    } else if (key == "members") {
+      a.expect.members = static_cast<uint32_t>(number(r, x, key, 1'000'000));
+    } else if (key == "node") {
+      a.expect.node = r.scalar(x, key);
+    } else if (key == "received") {
+      a.expect.received = number(r, x, key, UINT64_MAX);
+    } else {
+      r.fail(kv.first, "unknown key '" + key + "' in 'expect' (known: group, exists, members, node, received)");
+    }
+  }
+  const bool group = !a.expect.group.empty(), node = !a.expect.node.empty();
+  if (group == node || (group && !a.expect.exists && !a.expect.members) || (node && !a.expect.received))
+    r.fail(v, "'expect' checks a group ({group, exists and/or members}) or a host ({node, received})");
+}
+
 Action parse_action(const Reader& r, const YAML::Node& item) {
   if (!item.IsMap()) r.fail(item, "an action is a map such as {at: 1ms, link-down: \"S1[3]\"}");
   Action a{};
@@ -85,16 +177,25 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
       kind(key == "node-down" ? Action::Kind::NodeDown
                               : key == "node-up" ? Action::Kind::NodeUp : Action::Kind::Probe);
       a.node = r.scalar(v, key);
+    } else if (key == "join" || key == "leave" || key == "send") {
+      kind(key == "join" ? Action::Kind::Join : key == "leave" ? Action::Kind::Leave : Action::Kind::Send);
+      parse_mcast(r, v, key, a);
+    } else if (key == "expect") {
+      kind(Action::Kind::Expect);
+      parse_expect(r, v, a);
     } else if (key == "probability") {
       have_prob = true;
       prob_mark = v.Mark();
       a.probability = r.probability(v);
     } else {
       r.fail(kv.first, "unknown action key '" + key +
-                           "' (known: at, link-down, link-up, link-loss, probability, node-down, node-up, probe)");
+                           "' (known: at, link-down, link-up, link-loss, probability, node-down, node-up, probe, "
+                           "join, leave, send, expect)");
     }
   }
-  if (!have_kind) r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe)");
+  if (!have_kind)
+    r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe, "
+                 "join, leave, send, expect)");
   if (!have_at) r.fail(item, "the action has no 'at' time");
   if (a.kind == Action::Kind::LinkLoss && !have_prob) r.fail(item, "'link-loss' needs a 'probability'");
   if (a.kind != Action::Kind::LinkLoss && have_prob)
@@ -148,6 +249,10 @@ const char* to_string(Action::Kind k) {
     case Action::Kind::NodeUp: return "node-up";
     case Action::Kind::LinkLoss: return "link-loss";
     case Action::Kind::Probe: return "probe";
+    case Action::Kind::Join: return "join";
+    case Action::Kind::Leave: return "leave";
+    case Action::Kind::Send: return "send";
+    case Action::Kind::Expect: return "expect";
   }
   return "?";
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <map>
 #include <tuple>
 #include <memory>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "sm/discovery.h"
 #include "sm/subnet_manager.h"
 #include "tools/scenario/route_check.h"
+#include "tools/scenario/scenario_host.h"
 #include "tools/scenario/scenario_loader.h"
 
 namespace ibfab::scenario {
@@ -117,77 +119,6 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
     r.pcap = options.pcap;
   }
 
-  // Resolve every action against the fabric before anything runs.
-  struct Probe {
-    sm::SmpSender sender;
-    sm::Discovery discovery;
-    explicit Probe(fabric::Hca& h) : sender(h, 1, sm::SmpSender::Options{}), discovery(sender) {}
-  };
-  std::vector<std::unique_ptr<Probe>> probes;
-  for (const Action& a : s.actions) {
-    std::function<void()> apply;
-    const std::string label = a.at.str() + " " + to_string(a.kind) + " ";
-    switch (a.kind) {
-      case Action::Kind::LinkDown:
-      case Action::Kind::LinkUp: {
-        fabric::Link& l = resolve_link(s, a, fabric);
-        const bool up = a.kind == Action::Kind::LinkUp;
-        apply = [&fabric, &l, up] { fabric.set_link_up(l, up); };
-        r.actions.push_back(label + a.link.text);
-        break;
-      }
-      case Action::Kind::LinkLoss: {
-        fabric::Link& l = resolve_link(s, a, fabric);
-        const double p = a.probability;
-        apply = [&fabric, &l, p] { fabric.set_link_loss(l, p); };
-        char buf[32];
-        std::snprintf(buf, sizeof buf, " p=%g", p);
-        r.actions.push_back(label + a.link.text + buf);
-        break;
-      }
-      case Action::Kind::NodeDown:
-      case Action::Kind::NodeUp: {
-        fabric::Node* n = fabric.find(a.node);
-        if (!n) fail(s, a, "no node '" + a.node + "' in the topology");
-        const bool up = a.kind == Action::Kind::NodeUp;
-        apply = [&fabric, n, up] { fabric.set_node_up(*n, up); };
-        r.actions.push_back(label + a.node);
-        break;
-      }
-      case Action::Kind::Probe: {
-        fabric::Hca* h = fabric.find_hca(a.node);
-        if (!h) fail(s, a, "'probe' needs a host (an HCA); '" + a.node + "' is " +
-                               (fabric.find(a.node) ? "a switch" : "not in the topology"));
-        probes.push_back(std::make_unique<Probe>(*h));
-        sm::Discovery* d = &probes.back()->discovery;
-        const std::size_t slot = r.probes.size();
-        ProbeReport pr;
-        pr.from = a.node;
-        pr.at = a.at;
-        r.probes.push_back(pr);
-        apply = [&, d, h, slot] {
-          d->start([&, h, slot](const sm::DiscoveryResult& res) {
-            ProbeReport& p = r.probes[slot];
-            p.finished = true;
-            p.took = res.finished - res.started;
-            p.nodes = res.nodes.size();
-            p.switches = res.switches();
-            p.links = res.links.size();
-            p.smps = res.smps_sent;
-            p.retries = res.retries;
-            p.unanswered = res.unanswered;
-            std::tie(p.expected_nodes, p.expected_links) = reachable(fabric, *h);
-            sim.trace().emit(sim.now(), h->name(), "probe done nodes=%zu links=%zu smps=%llu", p.nodes, p.links,
-                             static_cast<unsigned long long>(p.smps));
-          });
-        };
-        r.actions.push_back(label + a.node);
-        break;
-      }
-    }
-    sim.schedule_at(a.at, std::move(apply));
-  }
-
   std::vector<std::unique_ptr<sm::SubnetManager>> sms;
   for (const SmSpec& spec : s.sms) {
     fabric::Hca* h = fabric.find_hca(spec.node);
@@ -234,10 +165,185 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
     sim.schedule_at(spec.at, [m] { m->sweep(); });
   }
 
+  std::map<std::string, std::unique_ptr<ScenarioHost>> hosts;
+  auto host = [&](const Action& a, const std::string& node) -> ScenarioHost& {
+    fabric::Hca* h = fabric.find_hca(node);
+    if (!h) fail(s, a, "'" + node + "' is " + (fabric.find(node) ? "a switch, not a host" : "not in the topology"));
+    auto& slot = hosts[node];
+    if (!slot) slot = std::make_unique<ScenarioHost>(*h);
+    return *slot;
+  };
+  auto state_name = [](uint8_t js) {
+    switch (js) {
+      case 1: return std::string("full");
+      case 2: return std::string("non-member");
+      case 4: return std::string("send-only-non-member");
+      case 8: return std::string("send-only-full");
+    }
+    char b[8];
+    std::snprintf(b, sizeof b, "0x%x", js);
+    return std::string(b);
+  };
+  auto hex16 = [](unsigned v) {
+    char b[8];
+    std::snprintf(b, sizeof b, "0x%04x", v);
+    return std::string(b);
+  };
+
+  // Resolve every action against the fabric before anything runs.
+  struct Probe {
+    sm::SmpSender sender;
+    sm::Discovery discovery;
+    explicit Probe(fabric::Hca& h) : sender(h, 1, sm::SmpSender::Options{}), discovery(sender) {}
+  };
+  std::vector<std::unique_ptr<Probe>> probes;
+  for (const Action& a : s.actions) {
+    std::function<void()> apply;
+    const std::string label = a.at.str() + " " + to_string(a.kind) + " ";
+    switch (a.kind) {
+      case Action::Kind::LinkDown:
+      case Action::Kind::LinkUp: {
+        fabric::Link& l = resolve_link(s, a, fabric);
+        const bool up = a.kind == Action::Kind::LinkUp;
+        apply = [&fabric, &l, up] { fabric.set_link_up(l, up); };
+        r.actions.push_back(label + a.link.text);
+        break;
+      }
+      case Action::Kind::LinkLoss: {
+        fabric::Link& l = resolve_link(s, a, fabric);
+        const double p = a.probability;
+        apply = [&fabric, &l, p] { fabric.set_link_loss(l, p); };
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " p=%g", p);
+        r.actions.push_back(label + a.link.text + buf);
+        break;
+      }
+      case Action::Kind::NodeDown:
+      case Action::Kind::NodeUp: {
+        fabric::Node* n = fabric.find(a.node);
+        if (!n) fail(s, a, "no node '" + a.node + "' in the topology");
+        const bool up = a.kind == Action::Kind::NodeUp;
+        apply = [&fabric, n, up] { fabric.set_node_up(*n, up); };
+        r.actions.push_back(label + a.node);
+        break;
+      }
+      case Action::Kind::Join:
+      case Action::Kind::Leave: {
+        ScenarioHost& hs = host(a, a.node);
+        const bool join = a.kind == Action::Kind::Join;
+        const McastSpec spec = a.mcast;
+        const std::string what = a.node + " " + (join ? "join " : "leave ") + spec.mgid + " (" +
+                                 state_name(spec.join_state) + ")";
+        apply = [&r, hex16, hs = &hs, join, spec, what] {
+          auto done = [&r, hex16, spec, what, join](const JoinResult& res) {
+            std::string line = res.sent.str() + " " + what + " -> ";
+            if (res.status == JoinResult::kTimedOut) line += "no answer";
+            else line += "status " + hex16(res.status);
+            if (res.status == 0 && join) line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
+            if (res.status != JoinResult::kTimedOut) line += " in " + (res.answered - res.sent).str();
+            r.timeline.push_back(line);
+            const uint16_t want = spec.expect_status.value_or(0);
+            ++r.checks;
+            if (res.status != want) r.failures.push_back(line + " (expected status " + hex16(want) + ")");
+          };
+          if (join) hs->join(spec, done);
+          else hs->leave(spec, done);
+        };
+        r.actions.push_back(a.at.str() + " " + what);
+        break;
+      }
+      case Action::Kind::Send: {
+        ScenarioHost& hs = host(a, a.node);
+        const McastSpec spec = a.mcast;
+        const std::string what = a.node + " send " + std::to_string(spec.count) + " x " + std::to_string(spec.size) +
+                                 " B to " + spec.mgid;
+        apply = [&, hs = &hs, spec, what, at = a.at] {
+          ++r.checks;
+          if (hs->send(spec)) r.timeline.push_back(at.str() + " " + what);
+          else r.failures.push_back(at.str() + " " + what + ": the host has not joined the group");
+        };
+        r.actions.push_back(a.at.str() + " " + what);
+        break;
+      }
+      case Action::Kind::Expect: {
+        const Expectation e = a.expect;
+        if (!e.node.empty()) host(a, e.node);
+        if (!e.group.empty() && sms.empty()) fail(s, a, "'expect' on a group needs an SM (sms:) to ask");
+        std::string what = e.group.empty() ? e.node + " received " + std::to_string(*e.received)
+                                            : "group " + e.group;
+        if (e.exists) what += *e.exists ? " exists" : " does not exist";
+        if (e.members) what += " with " + std::to_string(*e.members) + " members";
+        apply = [&, e, what, at = a.at] {
+          ++r.checks;
+          std::string got;
+          if (!e.node.empty()) {
+            const uint64_t n = hosts.at(e.node)->received();
+            if (n != *e.received) got = "received " + std::to_string(n);
+          } else {
+            const sm::McastGroup* g = sms.front()->groups()->find(*wire::Gid::parse(e.group));
+            if (e.exists && (g != nullptr) != *e.exists) got = g ? "it exists" : "it does not exist";
+            else if (e.members && (!g || g->members.size() != *e.members))
+              got = g ? "it has " + std::to_string(g->members.size()) + " members" : "it does not exist";
+          }
+          if (!got.empty()) r.failures.push_back(at.str() + " expect " + what + ": " + got);
+        };
+        r.actions.push_back(label + what);
+        break;
+      }
+      case Action::Kind::Probe: {
+        fabric::Hca* h = fabric.find_hca(a.node);
+        if (!h) fail(s, a, "'probe' needs a host (an HCA); '" + a.node + "' is " +
+                               (fabric.find(a.node) ? "a switch" : "not in the topology"));
+        probes.push_back(std::make_unique<Probe>(*h));
+        sm::Discovery* d = &probes.back()->discovery;
+        const std::size_t slot = r.probes.size();
+        ProbeReport pr;
+        pr.from = a.node;
+        pr.at = a.at;
+        r.probes.push_back(pr);
+        apply = [&, d, h, slot] {
+          d->start([&, h, slot](const sm::DiscoveryResult& res) {
+            ProbeReport& p = r.probes[slot];
+            p.finished = true;
+            p.took = res.finished - res.started;
+            p.nodes = res.nodes.size();
+            p.switches = res.switches();
+            p.links = res.links.size();
+            p.smps = res.smps_sent;
+            p.retries = res.retries;
+            p.unanswered = res.unanswered;
+            std::tie(p.expected_nodes, p.expected_links) = reachable(fabric, *h);
+            sim.trace().emit(sim.now(), h->name(), "probe done nodes=%zu links=%zu smps=%llu", p.nodes, p.links,
+                             static_cast<unsigned long long>(p.smps));
+          });
+        };
+        r.actions.push_back(label + a.node);
+        break;
+      }
+    }
+    sim.schedule_at(a.at, std::move(apply));
+  }
+
   const auto t0 = std::chrono::steady_clock::now();
   sim.run_until(s.duration);
   for (std::size_t i = 0; i < sms.size(); ++i)
     if (!r.sms[i].up) r.sms[i].error = sms[i]->last_sweep().error;
+  if (!sms.empty() && sms.front()->groups()) {
+    sm::SubnetManager& m = *sms.front();
+    std::map<uint64_t, std::string> names;
+    for (uint32_t i = 0; i < fabric.node_count(); ++i) names.emplace(fabric.node(i).guid(), fabric.node(i).name());
+    for (const auto& [mgid, g] : m.groups()->groups()) {
+      std::string line = mgid.str() + " mlid " + hex16(g.rec.mlid) + ": " + std::to_string(g.members.size()) + " members";
+      const sm::McastTreeInfo* t = m.mcast()->tree(g.rec.mlid);
+      if (t && t->routed) {
+        line += ", tree rooted at " + names[t->root_guid] + ", depth " + std::to_string(t->depth) + ", " +
+                std::to_string(t->switches) + " switches";
+      } else {
+        line += ", no tree";
+      }
+      r.groups.push_back(line);
+    }
+  }
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.events = sim.events_run();
   const auto& fs = fabric.stats();
