@@ -94,6 +94,42 @@ TEST(ScenarioLoader, SubnetManagers) {
             "s.yaml:2: 'sms' must be a list such as [{node: H1, routing: minhop}]");
 }
 
+TEST(ScenarioLoader, MulticastActions) {
+  const Scenario s = parse_scenario(
+      "topology: ring:4\nduration: 9ms\nactions:\n"
+      "  - {at: 1ms, join: {node: H2, mgid: \"ff12:4001::1\", join-state: send-only-full, qkey: 0x22, expect-status: 0x0200}}\n"
+      "  - {at: 2ms, send: {node: H2, mgid: \"ff12:4001::1\", count: 5, size: 100}}\n"
+      "  - {at: 3ms, leave: {node: H2, mgid: \"0\", join-state: 0x9}}\n"
+      "  - {at: 4ms, expect: {group: \"ff12:4001::1\", exists: false}}\n"
+      "  - {at: 4ms, expect: {node: H3, received: 5}}\n",
+      "s.yaml");
+  ASSERT_EQ(s.actions.size(), 5u);
+  EXPECT_EQ(s.actions[0].kind, Action::Kind::Join);
+  EXPECT_EQ(s.actions[0].node, "H2");
+  EXPECT_EQ(s.actions[0].mcast.join_state, 0x8);
+  EXPECT_EQ(s.actions[0].mcast.qkey, 0x22u);
+  EXPECT_EQ(s.actions[0].mcast.expect_status, 0x0200);
+  EXPECT_EQ(s.actions[1].mcast.count, 5u);
+  EXPECT_EQ(s.actions[1].mcast.size, 100u);
+  EXPECT_EQ(s.actions[2].mcast.join_state, 0x9);
+  EXPECT_EQ(s.actions[3].expect.exists, false);
+  EXPECT_EQ(s.actions[4].expect.received, 5u);
+  const std::string head = "topology: ring:4\nactions:\n  - ";
+  EXPECT_EQ(error_of(head + "{at: 0, join: {node: H2, mgid: \"ff12::zz\"}}\n"),
+            "s.yaml:3: 'mgid': not a GID: 'ff12::zz' (example: ff12:601b::1, or 0 for one the SA assigns)");
+  EXPECT_EQ(error_of(head + "{at: 0, join: {node: H2, mgid: \"ff12::1\", join-state: 16}}\n"),
+            "s.yaml:3: 'join-state': full, non-member, send-only-non-member, send-only-full, or bits 0x1..0xf; got '16'");
+  EXPECT_EQ(error_of(head + "{at: 0, join: {mgid: \"ff12::1\"}}\n"), "s.yaml:3: 'join' needs a 'node' (the host)");
+  EXPECT_EQ(error_of(head + "{at: 0, send: {node: H1, mgid: \"ff12::1\", join-state: full}}\n"),
+            "s.yaml:3: unknown key 'join-state' in 'send'");
+  EXPECT_EQ(error_of(head + "{at: 0, send: {node: H1, mgid: \"ff12::1\", size: 5000}}\n"),
+            "s.yaml:3: 'size': at most 4096, got 5000");
+  EXPECT_EQ(error_of(head + "{at: 0, expect: {group: \"ff12::1\"}}\n"),
+            "s.yaml:3: 'expect' checks a group ({group, exists and/or members}) or a host ({node, received})");
+  EXPECT_EQ(error_of(head + "{at: 0, expect: {node: H1, members: 2}}\n"),
+            "s.yaml:3: 'expect' checks a group ({group, exists and/or members}) or a host ({node, received})");
+}
+
 TEST(ScenarioLoader, LinkReferences) {
   LinkRef r;
   EXPECT_TRUE(parse_link_ref("L1[5]", r));

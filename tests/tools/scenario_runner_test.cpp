@@ -119,6 +119,44 @@ TEST(ScenarioRunner, AnSmThatCannotFinishFailsTheRun) {
   EXPECT_FALSE(r.passed());
 }
 
+TEST(ScenarioRunner, MulticastJoinsTrafficAndLeavesThroughTheSa) {
+  const Report r = run_scenario(
+      parse_scenario("topology: fat-tree:2:4\nduration: 10ms\nsms:\n  - {node: H1}\nactions:\n"
+                     "  - {at: 1ms, join: {node: H3, mgid: \"ff12:4001::7\", join-state: full}}\n"
+                     "  - {at: 1ms, join: {node: H6, mgid: \"ff12:4001::7\", join-state: non-member}}\n"
+                     "  - {at: 1ms, join: {node: H4, mgid: \"ff12:4001::8\", join-state: non-member, expect-status: 0x0200}}\n"
+                     "  - {at: 1ms, join: {node: H8, mgid: \"ff12:4001::7\", join-state: send-only-non-member}}\n"
+                     "  - {at: 2ms, send: {node: H8, mgid: \"ff12:4001::7\", count: 4, size: 64}}\n"
+                     "  - {at: 3ms, expect: {node: H3, received: 4}}\n"
+                     "  - {at: 3ms, expect: {node: H6, received: 4}}\n"
+                     "  - {at: 3ms, expect: {node: H8, received: 0}}\n"
+                     "  - {at: 4ms, leave: {node: H3, mgid: \"ff12:4001::7\", join-state: full}}\n"
+                     "  - {at: 5ms, expect: {group: \"ff12:4001::7\", exists: false}}\n",
+                     "s.yaml"),
+      {});
+  EXPECT_TRUE(r.failures.empty()) << r.failures.front();
+  EXPECT_EQ(r.checks, 10u) << "4 joins, 1 send, 3 receive checks, 1 leave, 1 group check";
+  EXPECT_TRUE(r.passed());
+  // A NonMember cannot create a group (rulebook 3.1 rule 7): 0x0200, expected.
+  bool rejected = false;
+  for (const std::string& line : r.timeline) rejected = rejected || line.find("H4 join ff12:4001::8") != std::string::npos;
+  EXPECT_TRUE(rejected);
+}
+
+TEST(ScenarioRunner, UnmetExpectationsFailTheRunAndSayWhy) {
+  const Report r = run_scenario(
+      parse_scenario("topology: fat-tree:2:4\nduration: 10ms\nsms:\n  - {node: H1}\nactions:\n"
+                     "  - {at: 1ms, join: {node: H3, mgid: \"ff12:4001::7\"}}\n"
+                     "  - {at: 2ms, expect: {group: \"ff12:4001::7\", members: 2}}\n"
+                     "  - {at: 2ms, send: {node: H5, mgid: \"ff12:4001::7\"}}\n",
+                     "s.yaml"),
+      {});
+  ASSERT_EQ(r.failures.size(), 2u);
+  EXPECT_EQ(r.failures[0], "2.000ms expect group ff12:4001::7 with 2 members: it has 1 members");
+  EXPECT_EQ(r.failures[1], "2.000ms H5 send 1 x 64 B to ff12:4001::7: the host has not joined the group");
+  EXPECT_FALSE(r.passed());
+}
+
 TEST(ScenarioRunner, AProbeCutShortByTheEndOfTheRunFails) {
   const Report r = run_scenario(parse_scenario("topology: ring:3\nduration: 1us\nactions:\n  - {at: 0, probe: H1}\n",
                                                "s.yaml"),
