@@ -37,8 +37,14 @@ uint64_t LinkRate::data_bps() const {
 }
 
 sim::Time LinkRate::serialisation(uint32_t bytes) const {
-  const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 8 * 1'000'000'000'000ull;
   const uint64_t bps = data_bps();
+  // bytes x 8e12 fits in 64 bits up to 2.3 MB, far beyond any packet: one
+  // 64-bit division on the hot path; the 128-bit form only past that.
+  if (bytes <= 2'000'000) {
+    const uint64_t num = uint64_t{bytes} * 8'000'000'000'000ull;
+    return sim::Time::ps(static_cast<int64_t>((num + bps - 1) / bps));
+  }
+  const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 8'000'000'000'000ull;
   return sim::Time::ps(static_cast<int64_t>((num + bps - 1) / bps));
 }
 

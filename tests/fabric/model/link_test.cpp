@@ -16,6 +16,16 @@ TEST(LinkRate, SerialisationIsExactIntegerTime) {
   EXPECT_EQ(fdr4.serialisation(4096).ps(), 600'747) << "rounded up to a whole ps";
 }
 
+TEST(LinkRate, SerialisationAgreesAcrossTheFastAndWidePaths) {
+  const LinkRate r{LinkSpeed::FDR, LinkWidth::X1};
+  // Either side of the 64-bit fast path's limit: same rate, linear time.
+  const int64_t a = r.serialisation(2'000'000).ps(), b = r.serialisation(2'000'001).ps();
+  EXPECT_GT(b, a);
+  EXPECT_LE(b - a, r.serialisation(1).ps());
+  const unsigned __int128 bits_ps = static_cast<unsigned __int128>(4'000'000) * 8'000'000'000'000ull;
+  EXPECT_EQ(r.serialisation(4'000'000).ps(), static_cast<int64_t>((bits_ps + 13'636'363'635) / 13'636'363'636));
+}
+
 TEST(LinkRate, ParsesAndPrintsTheIbnetdiscoverForm) {
   auto r = LinkRate::parse("12xHDR");
   ASSERT_TRUE(r);
