@@ -10,7 +10,7 @@ enum class DropReason : uint8_t {
   TooLarge,     // larger than the link MTU plus headers
   Loss,         // random loss on the link (its loss probability)
   NotActive,    // a data packet on a port that is not Active
-  BufferFull,   // the output queue exceeded its buffer
+  HoqLifetime,  // would wait longer than the port's HOQLife at the head of its queue
   NoRoute,      // no LFT/MFT entry for the DLID at a switch
   kCount
 };

@@ -16,7 +16,7 @@ const char* to_string(DropReason r) {
     case DropReason::TooLarge: return "too-large";
     case DropReason::Loss: return "loss";
     case DropReason::NotActive: return "not-active";
-    case DropReason::BufferFull: return "buffer-full";
+    case DropReason::HoqLifetime: return "hoq-lifetime";
     case DropReason::NoRoute: return "no-route";
     case DropReason::kCount: break;
   }
@@ -93,9 +93,9 @@ void Fabric::transmit(Port& out, PacketRef pkt, sim::Time ready) {
   }
   const sim::Time start = std::max(ready, out.busy_until);
   const uint32_t size = pkt.size();
-  if (start - ready > link->rate().serialisation(options_.output_buffer_bytes)) {
+  if (start - ready > out.hoq_lifetime()) {
     out.counters.xmit_discards++;
-    count_drop(DropReason::BufferFull);
+    count_drop(DropReason::HoqLifetime);
     return;
   }
   const Transit t = link->carry(pkt.id(), size, start);

@@ -5,9 +5,11 @@
 // Timing of one hop: a packet may start on the wire at `ready` or when the
 // port's previous packet has left, whichever is later (a FIFO output
 // queue); it arrives at the peer after serialisation + propagation (store
-// and forward). Credit flow control is not modelled: a packet that would
-// wait longer than the port's output buffer takes to drain is discarded and
-// counted (PortXmitDiscards). One event per packet per hop, none per byte.
+// and forward). Credit flow control is not modelled; the queue is lossless
+// like an IB fabric's except for the IBTA's head-of-queue lifetime: a packet
+// that would wait longer than the port's HOQLife (4.096 us x 2^HOQLife,
+// PortInfo; 20 and above: forever) is discarded and counted
+// (PortXmitDiscards). One event per packet per hop, none per byte.
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -35,7 +37,6 @@ struct FabricOptions {
   uint16_t multicast_fdb_cap = 4096;                // MLIDs per switch MFT
   uint16_t hca_pkey_entries = 128;                  // PartitionCap of an HCA port
   uint16_t switch_pkey_entries = 32;                // PartitionCap of switch port 0
-  uint32_t output_buffer_bytes = 256 * 1024;        // per port
   uint64_t seed = 1;                                // link loss streams derive from it
 };
 

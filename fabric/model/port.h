@@ -86,6 +86,12 @@ class Port {
   // Transmitter: the time the wire is free again (FIFO output queue).
   sim::Time busy_until = sim::Time::zero();
 
+  // How long a packet may wait to leave this port: 4.096 us x 2^HOQLife,
+  // unbounded for HOQLife 20..31 (IBTA 14.2.5.6).
+  sim::Time hoq_lifetime() const {
+    return hoq_life >= 20 ? sim::Time::max() : sim::Time::ns(4096) * (int64_t{1} << hoq_life);
+  }
+
   // True if `lid` addresses this port given its LMC.
   bool owns_lid(uint16_t dlid) const {
     return lid != 0 && (dlid >> lmc) == (lid >> lmc);

@@ -168,7 +168,11 @@ TEST_F(FaultTest, TheSameSeedLosesTheSamePackets) {
   EXPECT_NE(run(5), run(6));
 }
 
-TEST_F(FaultTest, AFullOutputBufferDiscardsAndCounts) {
+TEST_F(FaultTest, PacketsWaitingLongerThanTheHoqLifetimeAreDiscardedAndCounted) {
+  EXPECT_EQ(h(1).port(1).hoq_lifetime(), sim::Time::ns(2'147'483'648)) << "default 19: 4.096 us x 2^19";
+  h(1).port(1).hoq_life = 20;
+  EXPECT_EQ(h(1).port(1).hoq_lifetime(), sim::Time::max()) << "20 and above: no limit";
+  h(1).port(1).hoq_life = 2;  // 16.384 us: about 49 packets of 4 KB at 100 Gb/s
   Count rx, tx;
   const uint32_t qa = h(1).create_ud_qp(1, 7, 0, &tx);
   const uint32_t qb = h(2).create_ud_qp(1, 7, 0, &rx);
@@ -178,7 +182,7 @@ TEST_F(FaultTest, AFullOutputBufferDiscardsAndCounts) {
   s.dest_qp = qb;
   s.qkey = 7;
   s.payload = big;
-  const int burst = 200;  // ~820 KB at once into a 256 KB buffer
+  const int burst = 200;  // ~820 KB at once: 66 us of wire time
   for (int i = 0; i < burst; ++i) h(1).send_ud(qa, s);
   sim.run();
   EXPECT_GT(h(1).port(1).counters.xmit_discards, 0u);
