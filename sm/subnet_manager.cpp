@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "fabric/mad/dr_smp.h"
 #include "fabric/mad/forwarding_tables.h"
@@ -11,6 +12,7 @@
 #include "fabric/model/link_rate.h"
 #include "fabric/mad/port_info.h"
 #include "fabric/mad/switch_info.h"
+#include "fabric/wire/mad_header.h"
 #include "fabric/model/fabric.h"
 
 namespace ibfab::sm {
@@ -67,10 +69,18 @@ SubnetManager::SubnetManager(fabric::Hca& hca, uint8_t port, SmOptions options)
       make_mcast_policies(options_.mcast_root, options_.mcast_tree, options_.mlid_allocator, options_.admission));
   groups_ = std::make_unique<McastGroups>(subnet_, *mcast_, options_.groups);
   sa_ = std::make_unique<SaAgent>(hca, port, subnet_, *groups_);
+  SmInfoAgent::Handlers h;
+  h.info = [this] { return sm_info(); };
+  h.set = [this](uint32_t modifier, const mad::SmInfo& from) { return on_sm_info_set(modifier, from); };
+  h.trap = [this](const mad::Notice& n, const fabric::MadAddress&) { on_trap(n); };
+  sm_info_agent_ = std::make_unique<SmInfoAgent>(hca, port, std::move(h));
   hca.set_is_sm(port, true);
 }
 
-SubnetManager::~SubnetManager() { hca_.set_is_sm(port_, false); }
+SubnetManager::~SubnetManager() {
+  hca_.fabric().sim().cancel(timer_);
+  if (!stopped_) hca_.set_is_sm(port_, false);
+}
 
 uint16_t SubnetManager::lid_of(uint64_t port_guid) const {
   auto it = lids_.find(port_guid);
@@ -83,8 +93,34 @@ uint64_t SubnetManager::phase_smps() {
   return n;
 }
 
+mad::SmInfo SubnetManager::sm_info() const {
+  mad::SmInfo i;
+  i.guid = hca_.port(port_).guid();
+  i.sm_key = 0;
+  i.act_count = static_cast<uint32_t>(sender_.sent());
+  i.priority = static_cast<uint8_t>(options_.priority & 0xF);
+  i.sm_state = state_;
+  return i;
+}
+
+void SubnetManager::stamp_report() {
+  report_.state = state_;
+  report_.master = master();
+  report_.remote_sms = remotes_.size();
+  report_.master_since = master() ? master_since_ : sim::Time{};
+  report_.master_guid = master() ? hca_.port(port_).guid()
+                        : state_ == mad::sm_state::kStandby ? polled_.info.guid : 0;
+  report_.heavy_sweeps = heavy_sweeps_;
+  report_.light_sweeps = light_sweeps_;
+  report_.polls = polls_;
+  report_.failed_polls = failed_polls_;
+}
+
+// --- heavy sweep ---
+
 void SubnetManager::sweep() {
-  if (sweeping_) return;
+  if (sweeping_ || stopped_) return;
+  if (state_ != mad::sm_state::kMaster) state_ = mad::sm_state::kDiscovering;
   sweeping_ = true;
   up_ = false;
   report_ = SweepReport{};
@@ -102,11 +138,17 @@ void SubnetManager::fail(const std::string& why) {
   report_.ok = false;
   report_.error = why;
   sweeping_ = false;
+  stamp_report();
+  // A running SM tries again at the next sweep interval.
+  if (running_ && !stopped_) arm_timer(options_.sweep_interval);
 }
 
 void SubnetManager::discovered(const DiscoveryResult& r) {
+  if (stopped_) {
+    sweeping_ = false;
+    return;
+  }
   report_.discovered = hca_.fabric().sim().now();
-  report_.smps_discovery = phase_smps();
   report_.nodes = r.nodes.size();
   report_.switches = r.switches();
   if (r.nodes.empty()) return fail("discovery found nothing (is the SM's port cabled?)");
@@ -126,12 +168,125 @@ void SubnetManager::discovered(const DiscoveryResult& r) {
       if (n.port_guids[p] != 0 && !(i == 0 && p == port_)) end_ports_.push_back(EndPort{i, p, n.port_guids[p]});
   }
   report_.end_ports = end_ports_.size();
+  read_ports();
+}
+
+void SubnetManager::read_ports() {
+  // Every end port's P_KeyTable and PortInfo, before anything is written:
+  // PortInfo says which ports have an SM (IsSM) and which LIDs they hold.
+  const DiscoveryResult& r = discovery_.result();
+  building_ = Subnet{};
+  building_.ports.resize(end_ports_.size());
+  read_pi_.assign(end_ports_.size(), mad::PortInfo{});
+  read_ok_.assign(end_ports_.size(), false);
+  for (uint32_t i = 0; i < end_ports_.size(); ++i) {
+    const EndPort& e = end_ports_[i];
+    const DiscoveredNode& n = r.nodes[e.node];
+    SubnetPort& sp = building_.ports[i];
+    sp.guid = e.guid;
+    sp.node_guid = n.guid;
+    sp.lmc = e.port == 0 ? 0 : options_.lmc;
+    sp.port = e.port;
+    sp.is_switch = n.is_switch();
+    building_.port_by_guid.emplace(sp.guid, i);
+    // Block 0 (32 entries) holds the partitions this subnet uses.
+    sender_.get(n.path, mad::PKeyTable::kAttributeId, 0, [this, i](std::span<const uint8_t> smp, uint16_t st) {
+      if (smp.empty() || st != 0) return;
+      const auto t = mad::PKeyTable::unpack(smp_data(smp));
+      building_.ports[i].pkeys.assign(t.p_key.begin(), t.p_key.end());
+    });
+  }
+  for (uint32_t i = 0; i < end_ports_.size(); ++i) {
+    const EndPort& e = end_ports_[i];
+    sender_.get(r.nodes[e.node].path, mad::PortInfo::kAttributeId, e.port,
+                [this, i](std::span<const uint8_t> smp, uint16_t st) {
+                  if (smp.empty() || st != 0) return;
+                  const mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
+                  building_.ports[i].neighbor_mtu = pi.neighbor_mtu;
+                  building_.ports[i].rate = link_rate_enum(pi);
+                  read_pi_[i] = pi;
+                  read_ok_[i] = true;
+                });
+  }
+  sender_.when_idle([this] { elect(); });
+}
+
+void SubnetManager::elect() {
+  if (stopped_) {
+    sweeping_ = false;
+    return;
+  }
+  const DiscoveryResult& r = discovery_.result();
+  remotes_.clear();
+  for (uint32_t i = 1; i < end_ports_.size(); ++i) {
+    const EndPort& e = end_ports_[i];
+    const DiscoveredNode& n = r.nodes[e.node];
+    // SMInfo goes to the port the node's directed route enters by.
+    if (!read_ok_[i] || n.is_switch() || e.port != n.entry_port) continue;
+    if (!(read_pi_[i].capability_mask & mad::port_cap::kIsSM)) continue;
+    sender_.get(n.path, mad::SmInfo::kAttributeId, 0, [this, path = n.path](std::span<const uint8_t> smp, uint16_t st) {
+      if (smp.empty() || st != 0) return;
+      const mad::SmInfo info = mad::SmInfo::unpack(smp_data(smp));
+      if (info.sm_state != mad::sm_state::kNotActive) remotes_.push_back(RemoteSm{info, path});
+    });
+  }
+  sender_.when_idle([this] { decide(); });
+}
+
+void SubnetManager::decide() {
+  if (stopped_) {
+    sweeping_ = false;
+    return;
+  }
+  report_.smps_discovery = phase_smps();
+  const mad::SmInfo me = sm_info();
+  const RemoteSm* yield_to = nullptr;
+  for (const RemoteSm& r : remotes_) {
+    const bool better = mad::sm_outranks(r.info, me);
+    const bool is_master = r.info.sm_state == mad::sm_state::kMaster;
+    bool yields;
+    if (state_ == mad::sm_state::kMaster) {
+      yields = is_master && better;  // two masters: the lower one steps down
+    } else {
+      // Discovering: a master, whatever its rank, or a better discovering SM.
+      yields = is_master || (better && r.info.sm_state == mad::sm_state::kDiscovering);
+    }
+    if (yields && (!yield_to || (is_master && yield_to->info.sm_state != mad::sm_state::kMaster))) yield_to = &r;
+  }
+  if (yield_to) {
+    RemoteSm m = *yield_to;
+    return become_standby(m);
+  }
+  become_master();
   assign_lids();
 }
 
 void SubnetManager::assign_lids() {
+  if (!still_master()) {
+    sweeping_ = false;
+    return;
+  }
   const DiscoveryResult& r = discovery_.result();
   const uint16_t stride = static_cast<uint16_t>(1u << options_.lmc);
+  // LIDs in use: those this SM handed out, then those the ports already
+  // hold (kept unless they clash), then new ones above both.
+  std::unordered_set<uint16_t> used;
+  auto take = [&](uint16_t base) {
+    for (uint16_t k = 0; k < stride; ++k) used.insert(static_cast<uint16_t>(base + k));
+    next_lid_ = std::max<uint16_t>(next_lid_, static_cast<uint16_t>(base + stride));
+  };
+  for (const auto& [guid, lid] : lids_) take(lid);
+  for (uint32_t i = 0; i < end_ports_.size(); ++i) {
+    const EndPort& e = end_ports_[i];
+    if (lids_.count(e.guid) || !read_ok_[i]) continue;
+    const uint16_t lid = read_pi_[i].lid;
+    if (lid == 0 || lid % stride != 0 || lid + stride > 0xC000) continue;
+    bool clash = false;
+    for (uint16_t k = 0; k < stride; ++k) clash = clash || used.count(static_cast<uint16_t>(lid + k));
+    if (clash) continue;
+    lids_.emplace(e.guid, lid);
+    take(lid);
+  }
   for (const EndPort& e : end_ports_) {
     if (lids_.count(e.guid)) continue;
     next_lid_ = static_cast<uint16_t>((next_lid_ + stride - 1) / stride * stride);
@@ -140,62 +295,40 @@ void SubnetManager::assign_lids() {
     next_lid_ = static_cast<uint16_t>(next_lid_ + stride);
   }
   own_lid_ = lids_.at(end_ports_[0].guid);
-  const bool reregister = first_sweep_;
-  building_ = Subnet{};
+  const bool reregister = reregister_;
   building_.sm_lid = own_lid_;
   building_.sm_port_guid = end_ports_[0].guid;
-  building_.ports.resize(end_ports_.size());
   for (uint32_t i = 0; i < end_ports_.size(); ++i) {
-    const EndPort& e = end_ports_[i];
-    const DiscoveredNode& n = r.nodes[e.node];
     SubnetPort& sp = building_.ports[i];
-    sp.guid = e.guid;
-    sp.node_guid = n.guid;
-    sp.lid = lids_.at(e.guid);
-    sp.lmc = e.port == 0 ? 0 : options_.lmc;
-    sp.port = e.port;
-    sp.is_switch = n.is_switch();
-    building_.port_by_guid.emplace(sp.guid, i);
+    sp.lid = lids_.at(sp.guid);
     for (uint32_t k = 0; k < (1u << sp.lmc); ++k) building_.port_by_lid.emplace(static_cast<uint16_t>(sp.lid + k), i);
-    const std::vector<uint8_t>& path = n.path;
-    // Block 0 (32 entries) holds the partitions this subnet uses.
-    sender_.get(path, mad::PKeyTable::kAttributeId, 0,
-                [this, i](std::span<const uint8_t> smp, uint16_t st) {
-                  if (smp.empty() || st != 0) return;
-                  const auto t = mad::PKeyTable::unpack(smp_data(smp));
-                  building_.ports[i].pkeys.assign(t.p_key.begin(), t.p_key.end());
-                });
   }
   for (uint32_t i = 0; i < end_ports_.size(); ++i) {
+    if (!read_ok_[i]) continue;
     const EndPort& e = end_ports_[i];
-    const std::vector<uint8_t>& path = r.nodes[e.node].path;
-    const uint16_t lid = lids_.at(e.guid);
-    sender_.get(path, mad::PortInfo::kAttributeId, e.port,
-                [this, path, e, i, lid, reregister](std::span<const uint8_t> smp, uint16_t st) {
-                  if (smp.empty() || st != 0) return;
-                  mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
-                  SubnetPort& sp = building_.ports[i];
-                  sp.neighbor_mtu = pi.neighbor_mtu;
-                  sp.rate = link_rate_enum(pi);
-                  pi.lid = lid;
-                  pi.lmc = options_.lmc;
-                  pi.master_sm_lid = own_lid_;
-                  pi.master_sm_sl = 0;
-                  pi.subnet_timeout = options_.subnet_timeout;
-                  pi.client_reregister = reregister && e.port != 0;
-                  pi.port_state = mad::port_state::kNoChange;
-                  sender_.set(path, mad::PortInfo::kAttributeId, e.port, packed(pi), {});
-                });
+    mad::PortInfo pi = read_pi_[i];
+    pi.lid = lids_.at(e.guid);
+    pi.lmc = options_.lmc;
+    pi.master_sm_lid = own_lid_;
+    pi.master_sm_sl = 0;
+    pi.subnet_timeout = options_.subnet_timeout;
+    pi.client_reregister = reregister && e.port != 0;
+    pi.port_state = mad::port_state::kNoChange;
+    sender_.set(r.nodes[e.node].path, mad::PortInfo::kAttributeId, e.port, packed(pi), {});
   }
   sender_.when_idle([this] {
     report_.lids_set = hca_.fabric().sim().now();
     report_.smps_lids = phase_smps();
-    first_sweep_ = false;
+    reregister_ = false;
     program_routes();
   });
 }
 
 void SubnetManager::program_routes() {
+  if (!still_master()) {
+    sweeping_ = false;
+    return;
+  }
   const DiscoveryResult& r = discovery_.result();
   // The switch graph, indexed in discovery order.
   std::vector<int32_t> sw_index(r.nodes.size(), -1);
@@ -290,6 +423,10 @@ void SubnetManager::program_routes() {
 }
 
 void SubnetManager::activate(uint8_t target) {
+  if (!still_master()) {
+    sweeping_ = false;
+    return;
+  }
   const DiscoveryResult& r = discovery_.result();
   const uint8_t from = target == mad::port_state::kArmed ? mad::port_state::kInit : mad::port_state::kArmed;
   auto visit = [&](const std::vector<uint8_t>& path, uint8_t port) {
@@ -321,6 +458,10 @@ void SubnetManager::activate(uint8_t target) {
 }
 
 void SubnetManager::finish() {
+  if (!still_master()) {
+    sweeping_ = false;
+    return;
+  }
   // Ports that left the subnet leave their groups and subscriptions.
   for (const SubnetPort& p : subnet_.ports) {
     if (building_.by_guid(p.guid)) continue;
@@ -335,7 +476,16 @@ void SubnetManager::finish() {
   report_.ok = true;
   sweeping_ = false;
   up_ = true;
+  ++heavy_sweeps_;
+  stamp_report();
   if (on_subnet_up) on_subnet_up(report_);
+  if (!still_master()) return;  // on_subnet_up may stop the SM
+  hand_over_if_outranked();
+  if (resweep_) {
+    arm_timer(sim::Time::zero());
+  } else if (running_) {
+    arm_timer(options_.sweep_interval);
+  }
 }
 
 }  // namespace ibfab::sm

@@ -14,6 +14,28 @@
 // When the last port is Active the subnet is up: the SA starts answering on
 // the SM's port (QP1), the multicast manager re-routes every MLID, and
 // `on_subnet_up` runs.
+//
+// SM election and sweeps (IBTA 14.4, as OpenSM does them), all by SMPs:
+//   - the SM answers SMInfo Get/Set and Traps on its port (sm_info_agent.h)
+//     with its port GUID, SM_Key 0, ActCount (SMPs sent), priority, state;
+//   - between discovery and LID assignment every end port's PortInfo is
+//     read; each CA port whose CapabilityMask has IsSM is asked for its
+//     SMInfo. A Discovering SM that finds a Master, or a Discovering SM
+//     that outranks it (mad::sm_outranks), goes Standby and configures
+//     nothing; otherwise it configures the subnet as Master;
+//   - LIDs already in PortInfo are kept when an SM becomes master (so hosts
+//     keep their LIDs across a failover); ClientReregister is set on every
+//     end port by the first sweep after an SM becomes master;
+//   - a Master that finds a Standby outranking it hands over after the
+//     sweep (SubnSet(SMInfo) HANDOVER; the new master answers ACKNOWLEDGE,
+//     and the old one goes Standby);
+//   - once start()ed, a Master light-sweeps every sweep_interval: SwitchInfo
+//     of every switch (PortStateChange is read, then cleared by writing 1)
+//     and SMInfo of the other SMs it knows; a change, a switch that does not
+//     answer, or a Trap 128 since the last sweep makes a heavy sweep;
+//   - a Standby polls its master's SMInfo every poll_interval; after
+//     poll_retries polls in a row fail (no answer, an error, or a state
+//     other than Master) it goes Discovering and sweeps, taking over.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,11 +43,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fabric/mad/port_info.h"
+#include "fabric/mad/sm_info.h"
+#include "sim/event_handle.h"
 #include "sm/discovery.h"
 #include "sm/mcast/mcast_manager.h"
 #include "sm/sa/mcast_groups.h"
 #include "sm/sa/sa_agent.h"
 #include "sm/routing/routing_engine.h"
+#include "sm/sm_info_agent.h"
 #include "sm/smp_sender.h"
 #include "sm/subnet.h"
 #include "sim/time.h"
@@ -43,6 +69,11 @@ struct SmOptions {
   uint8_t lmc = 0;
   uint8_t subnet_timeout = 18;  // OpenSM's default (4.096 us x 2^18 ~ 1 s)
   SmpSender::Options smp;
+  // Election and sweeping (OpenSM's defaults).
+  uint8_t priority = 0;                             // 0..15
+  sim::Time sweep_interval = sim::Time::s(10);      // light sweeps as master
+  sim::Time poll_interval = sim::Time::s(10);       // standby polls of the master
+  unsigned poll_retries = 4;                        // failed polls before taking over
 };
 
 // Figures of one sweep, in simulated time and SMP counts.
@@ -55,6 +86,16 @@ struct SweepReport {
   std::size_t nodes = 0, switches = 0, end_ports = 0, ports_activated = 0;
   uint16_t max_lid = 0;
   double routing_wall_seconds = 0;
+  // Election: the SM's state when the sweep ended (mad::sm_state), the other
+  // SMs it found (state not NotActive), and when it last became master.
+  uint8_t state = 0;
+  bool master = false;
+  std::size_t remote_sms = 0;
+  uint64_t master_guid = 0;  // port GUID of the master as this SM sees it
+  sim::Time master_since;    // valid when master
+  // Totals since construction: heavy sweeps completed as master, light
+  // sweeps, standby polls of the master and those that failed.
+  uint64_t heavy_sweeps = 0, light_sweeps = 0, polls = 0, failed_polls = 0;
 };
 
 class SubnetManager {
@@ -66,8 +107,22 @@ class SubnetManager {
   SubnetManager(const SubnetManager&) = delete;
   SubnetManager& operator=(const SubnetManager&) = delete;
 
-  // Starts a heavy sweep now.
+  // Starts the SM's state machine: Discovering, a heavy sweep with the
+  // election, then light sweeps as Master or polls as Standby, forever
+  // (until stop()). Run the simulation with run_until().
+  void start();
+  // Stops the SM, as if its process died: it no longer answers SMInfo or
+  // Traps (its port's IsSM is cleared), the SA stops answering, no more
+  // sweeps or polls. A sweep under way stops at its next phase.
+  void stop();
+  // Starts a heavy sweep now (with the election), without arming the
+  // periodic timers unless start() did.
   void sweep();
+  // Starts a light sweep now (a Master only).
+  void light_sweep();
+  uint8_t state() const { return state_; }
+  bool master() const { return state_ == mad::sm_state::kMaster; }
+  mad::SmInfo sm_info() const;
   bool sweeping() const { return sweeping_; }
   bool subnet_up() const { return up_; }
   const SweepReport& last_sweep() const { return report_; }
@@ -90,13 +145,37 @@ class SubnetManager {
     uint8_t port;
     uint64_t guid;
   };
+  struct RemoteSm {
+    mad::SmInfo info;
+    std::vector<uint8_t> path;  // directed route to its port
+  };
   void discovered(const DiscoveryResult& r);
+  void read_ports();
+  void elect();
+  void decide();
   void assign_lids();
   void program_routes();
   void activate(uint8_t target_state);
   void finish();
   void fail(const std::string& why);
   uint64_t phase_smps();
+  // State changes and timers.
+  void become_master();
+  void become_standby(const RemoteSm& master);
+  void request_heavy_sweep();
+  void arm_timer(sim::Time delay);
+  void on_timer();
+  void poll_master();
+  void poll_failed();
+  void send_sm_info_set(const std::vector<uint8_t>& path, uint32_t modifier);
+  void hand_over_if_outranked();
+  const RemoteSm* remote_by_guid(uint64_t guid) const;
+  uint16_t on_sm_info_set(uint32_t modifier, const mad::SmInfo& from);
+  void on_trap(const mad::Notice& n);
+  // False once the SM stopped or is no longer master: a sweep's remaining
+  // phases then do nothing.
+  bool still_master() const { return !stopped_ && state_ == mad::sm_state::kMaster; }
+  void stamp_report();
 
   fabric::Hca& hca_;
   uint8_t port_;
@@ -107,8 +186,25 @@ class SubnetManager {
   std::unordered_map<uint64_t, uint16_t> lids_;  // port GUID -> base LID, kept across sweeps
   uint16_t next_lid_ = 1;
   uint16_t own_lid_ = 0;
-  bool first_sweep_ = true;
+  bool reregister_ = true;  // set ClientReregister on the next LID phase
   bool sweeping_ = false, up_ = false;
+  // Election state.
+  uint8_t state_ = mad::sm_state::kNotActive;
+  bool running_ = false;             // start()ed: timers armed
+  bool stopped_ = false;             // stop() was called
+  bool light_sweeping_ = false;
+  bool resweep_ = false;             // a heavy sweep was asked for during one
+  bool handing_over_ = false;        // HANDOVER sent, waiting for ACKNOWLEDGE
+  std::vector<mad::PortInfo> read_pi_;  // per end port, read before the election
+  std::vector<bool> read_ok_;
+  std::vector<RemoteSm> remotes_;    // other SMs found by the last heavy sweep
+  RemoteSm polled_;                  // the master a Standby polls
+  unsigned poll_failures_ = 0;
+  sim::EventHandle timer_;
+  sim::Time master_since_;
+  uint64_t heavy_sweeps_ = 0, light_sweeps_ = 0, polls_ = 0, failed_polls_ = 0;
+  bool light_change_ = false;
+  std::unique_ptr<SmInfoAgent> sm_info_agent_;
   std::vector<EndPort> end_ports_;
   std::unordered_map<uint64_t, uint32_t> node_by_guid_;
   Subnet subnet_;        // published at the end of a sweep

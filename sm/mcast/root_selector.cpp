@@ -1,6 +1,7 @@
 #include "sm/mcast/root_selector.h"
 
 #include <algorithm>
+#include <vector>
 #include <tuple>
 
 namespace ibfab::sm {
@@ -23,13 +24,30 @@ std::string_view MinMaxHopRoot::description() const {
 }
 
 std::optional<uint32_t> MinMaxHopRoot::select(const RootQuery& q) const {
+  const auto n = static_cast<uint32_t>(q.graph.switches.size());
+  if (q.routes.hops.size() != std::size_t{n} * n) return std::nullopt;
+  // Members that hang off the same edge switch cost the same: keep each
+  // edge switch once, with +1 if any of its members is a CA port. A large
+  // group on a fat tree has a few hundred edge switches, not thousands.
+  std::vector<uint8_t> extra(n, 0xFF);
+  std::vector<uint32_t> edges;
+  for (const McastEdge& m : q.members) {
+    if (m.sw >= n) return std::nullopt;
+    const uint8_t e = m.is_switch ? 0 : 1;
+    if (extra[m.sw] == 0xFF) edges.push_back(m.sw);
+    if (extra[m.sw] == 0xFF || e > extra[m.sw]) extra[m.sw] = e;
+  }
   std::optional<uint32_t> best;
   uint32_t best_cost = kNoRoot;
-  const auto n = static_cast<uint32_t>(q.graph.switches.size());
   for (uint32_t s = 0; s < n; ++s) {
-    const uint32_t c = max_member_hops(q, s);
-    if (c < best_cost) {
-      best_cost = c;
+    uint32_t worst = 0;
+    for (uint32_t sw : edges) {
+      const uint8_t h = q.routes.switch_hops(s, sw, n);
+      worst = h == kUnreachable ? kNoRoot : std::max(worst, uint32_t{h} + extra[sw]);
+      if (worst >= best_cost) break;  // cannot win: the first minimum is kept
+    }
+    if (worst < best_cost) {
+      best_cost = worst;
       best = s;
     }
   }

@@ -27,8 +27,16 @@ std::string quoted(const std::string& s) {
 
 bool Report::passed() const {
   if (!fingerprint_matches() || !failures.empty()) return false;
-  for (const SmReport& sm : sms)
-    if (!sm.up || sm.routes_broken || sm.ports_not_active) return false;
+  // Exactly what counts: one master at least, every master up, and no
+  // sweep that left broken routes. A standby, or an SM that was killed,
+  // configures nothing.
+  bool master = false;
+  for (const SmReport& sm : sms) {
+    if (sm.routes_broken || sm.ports_not_active) return false;
+    if (sm.state == "master" && !sm.up) return false;
+    master = master || sm.state == "master";
+  }
+  if (!sms.empty() && !master) return false;
   for (const ProbeReport& p : probes)
     if (!p.complete()) return false;
   return true;
@@ -62,7 +70,10 @@ void print_text(const Report& r, std::ostream& out) {
   for (const SmReport& sm : r.sms) {
     out << "sm         " << sm.node << " (" << sm.routing << ") from " << sm.started.str() << ": ";
     if (!sm.up) {
-      out << (sm.error.empty() ? "subnet NOT up when the run ended" : "FAILED: " + sm.error) << "\n";
+      out << (sm.state == "standby" ? std::string("standby")
+              : sm.error.empty()    ? "subnet NOT up when the run ended (" + sm.state + ")"
+                                    : "FAILED: " + sm.error)
+          << "\n";
       continue;
     }
     char routing_wall[32];
@@ -75,6 +86,9 @@ void print_text(const Report& r, std::ostream& out) {
         << " routes from host-facing switches deliver";
     if (sm.ports_not_active) out << ", " << sm.ports_not_active << " host ports NOT Active";
     out << (sm.routes_broken || sm.ports_not_active ? "  [BROKEN]\n" : "  [ok]\n");
+    out << "           state " << sm.state;
+    if (sm.state == "master") out << " since " << sm.master_since.str();
+    out << "\n";
   }
   for (const std::string& t : r.timeline) out << "multicast  " << t << "\n";
   for (const std::string& g : r.groups) out << "group      " << g << "\n";
@@ -117,7 +131,8 @@ void print_json(const Report& r, std::ostream& out) {
         << ", \"nodes\": " << m.nodes << ", \"switches\": " << m.switches << ", \"lids\": " << m.end_ports
         << ", \"max_lid\": " << m.max_lid << ", \"ports_activated\": " << m.ports_activated
         << ", \"routes_checked\": " << m.routes_checked << ", \"routes_broken\": " << m.routes_broken
-        << ", \"ports_not_active\": " << m.ports_not_active << "}";
+        << ", \"ports_not_active\": " << m.ports_not_active << ", \"state\": " << quoted(m.state)
+        << ", \"master_since_ps\": " << m.master_since.ps() << "}";
   }
   out << "],\n  \"multicast\": [";
   for (std::size_t i = 0; i < r.timeline.size(); ++i) out << (i ? ", " : "") << quoted(r.timeline[i]);

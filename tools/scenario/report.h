@@ -36,6 +36,10 @@ struct SmReport {
   // Checked against the fabric when the subnet came up: end ports Active
   // with their LIDs, and LFT walks from every switch to every end port.
   std::size_t routes_checked = 0, routes_broken = 0, ports_not_active = 0;
+  // SM election: the state when the run ended (master, standby, discovering,
+  // not-active), and when a master became master.
+  std::string state;
+  sim::Time master_since;
 };
 
 struct Report {

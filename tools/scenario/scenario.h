@@ -39,12 +39,12 @@ struct Expectation {
 };
 
 struct Action {
-  enum class Kind { LinkDown, LinkUp, NodeDown, NodeUp, LinkLoss, Probe, Join, Leave, Send, Expect };
+  enum class Kind { LinkDown, LinkUp, NodeDown, NodeUp, LinkLoss, Probe, Join, Leave, Send, Expect, SmKill };
   Kind kind;
   sim::Time at;
   int line = 0;        // in the scenario file
   LinkRef link;        // LinkDown, LinkUp, LinkLoss
-  std::string node;    // NodeDown, NodeUp, Probe (the probing host)
+  std::string node;    // NodeDown, NodeUp, Probe (the probing host), SmKill (the SM's host)
   double probability = 0;  // LinkLoss
   McastSpec mcast;         // Join, Leave, Send (node = the host)
   Expectation expect;      // Expect

@@ -177,6 +177,9 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
       kind(key == "node-down" ? Action::Kind::NodeDown
                               : key == "node-up" ? Action::Kind::NodeUp : Action::Kind::Probe);
       a.node = r.scalar(v, key);
+    } else if (key == "sm-kill") {
+      kind(Action::Kind::SmKill);
+      a.node = r.scalar(v, key);
     } else if (key == "join" || key == "leave" || key == "send") {
       kind(key == "join" ? Action::Kind::Join : key == "leave" ? Action::Kind::Leave : Action::Kind::Send);
       parse_mcast(r, v, key, a);
@@ -190,12 +193,12 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
     } else {
       r.fail(kv.first, "unknown action key '" + key +
                            "' (known: at, link-down, link-up, link-loss, probability, node-down, node-up, probe, "
-                           "join, leave, send, expect)");
+                           "join, leave, send, expect, sm-kill)");
     }
   }
   if (!have_kind)
     r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe, "
-                 "join, leave, send, expect)");
+                 "join, leave, send, expect, sm-kill)");
   if (!have_at) r.fail(item, "the action has no 'at' time");
   if (a.kind == Action::Kind::LinkLoss && !have_prob) r.fail(item, "'link-loss' needs a 'probability'");
   if (a.kind != Action::Kind::LinkLoss && have_prob)
@@ -253,6 +256,7 @@ const char* to_string(Action::Kind k) {
     case Action::Kind::Leave: return "leave";
     case Action::Kind::Send: return "send";
     case Action::Kind::Expect: return "expect";
+    case Action::Kind::SmKill: return "sm-kill";
   }
   return "?";
 }

@@ -131,6 +131,7 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
                           std::to_string(spec.port));
     sm::SmOptions o;
     o.routing = spec.routing;
+    o.priority = spec.priority;
     sms.push_back(std::make_unique<sm::SubnetManager>(*h, spec.port, o));
     sm::SubnetManager* m = sms.back().get();
     const std::size_t slot = r.sms.size();
@@ -162,8 +163,15 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
       sim.trace().emit(sim.now(), h->name(), "subnet up smps=%llu max_lid=%u",
                        static_cast<unsigned long long>(w.smps), w.max_lid);
     };
-    sim.schedule_at(spec.at, [m] { m->sweep(); });
+    sim.schedule_at(spec.at, [m] { m->start(); });
   }
+
+  // The SM whose SA answers: the master, else the first.
+  auto current_sm = [&sms]() -> sm::SubnetManager& {
+    for (auto& m : sms)
+      if (m->master()) return *m;
+    return *sms.front();
+  };
 
   std::map<std::string, std::unique_ptr<ScenarioHost>> hosts;
   auto host = [&](const Action& a, const std::string& node) -> ScenarioHost& {
@@ -280,7 +288,7 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
             const uint64_t n = hosts.at(e.node)->received();
             if (n != *e.received) got = "received " + std::to_string(n);
           } else {
-            const sm::McastGroup* g = sms.front()->groups()->find(*wire::Gid::parse(e.group));
+            const sm::McastGroup* g = current_sm().groups()->find(*wire::Gid::parse(e.group));
             if (e.exists && (g != nullptr) != *e.exists) got = g ? "it exists" : "it does not exist";
             else if (e.members && (!g || g->members.size() != *e.members))
               got = g ? "it has " + std::to_string(g->members.size()) + " members" : "it does not exist";
@@ -288,6 +296,15 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
           if (!got.empty()) r.failures.push_back(at.str() + " expect " + what + ": " + got);
         };
         r.actions.push_back(label + what);
+        break;
+      }
+      case Action::Kind::SmKill: {
+        sm::SubnetManager* m = nullptr;
+        for (std::size_t i = 0; i < s.sms.size(); ++i)
+          if (s.sms[i].node == a.node) m = sms[i].get();
+        if (!m) fail(s, a, "'sm-kill': no SM runs on '" + a.node + "'");
+        apply = [m] { m->stop(); };
+        r.actions.push_back(label + a.node);
         break;
       }
       case Action::Kind::Probe: {
@@ -326,10 +343,14 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
 
   const auto t0 = std::chrono::steady_clock::now();
   sim.run_until(s.duration);
-  for (std::size_t i = 0; i < sms.size(); ++i)
+  for (std::size_t i = 0; i < sms.size(); ++i) {
     if (!r.sms[i].up) r.sms[i].error = sms[i]->last_sweep().error;
-  if (!sms.empty() && sms.front()->groups()) {
-    sm::SubnetManager& m = *sms.front();
+    static constexpr const char* kStates[] = {"not-active", "discovering", "standby", "master"};
+    r.sms[i].state = kStates[sms[i]->state() & 3];
+    if (sms[i]->master()) r.sms[i].master_since = sms[i]->last_sweep().master_since;
+  }
+  if (!sms.empty() && current_sm().groups()) {
+    sm::SubnetManager& m = current_sm();
     std::map<uint64_t, std::string> names;
     for (uint32_t i = 0; i < fabric.node_count(); ++i) names.emplace(fabric.node(i).guid(), fabric.node(i).name());
     for (const auto& [mgid, g] : m.groups()->groups()) {
