@@ -428,30 +428,51 @@ void SubnetManager::activate(uint8_t target) {
     return;
   }
   const DiscoveryResult& r = discovery_.result();
-  const uint8_t from = target == mad::port_state::kArmed ? mad::port_state::kInit : mad::port_state::kArmed;
-  auto visit = [&](const std::vector<uint8_t>& path, uint8_t port) {
-    sender_.get(path, mad::PortInfo::kAttributeId, port,
-                [this, path, port, from, target](std::span<const uint8_t> smp, uint16_t st) {
-                  if (smp.empty() || st != 0) return;
-                  mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
-                  if (pi.port_state != from) return;
-                  pi.port_state = target;
-                  pi.client_reregister = false;
-                  sender_.set(path, mad::PortInfo::kAttributeId, port, packed(pi),
-                              [this, target](std::span<const uint8_t> ans, uint16_t s) {
-                                if (!ans.empty() && s == 0 && target == mad::port_state::kActive) ++report_.ports_activated;
-                              });
-                });
-  };
-  // Every end of every discovered link, and every switch's port 0.
-  for (const DiscoveredLink& l : r.links) {
-    visit(r.nodes[node_by_guid_.at(l.a_guid)].path, l.a_port);
-    visit(r.nodes[node_by_guid_.at(l.b_guid)].path, l.b_port);
+  if (target == mad::port_state::kArmed) {
+    // Init -> Armed: read each port, set it Armed. The answer to the Set is
+    // the port's PortInfo as it now stands: kept for the Active pass, which
+    // needs no second read. Ports found Armed already go straight there.
+    armed_.clear();
+    auto visit = [&](const std::vector<uint8_t>& path, uint8_t port) {
+      sender_.get(path, mad::PortInfo::kAttributeId, port, [this, path, port](std::span<const uint8_t> smp, uint16_t st) {
+        if (smp.empty() || st != 0) return;
+        mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
+        pi.client_reregister = false;
+        if (pi.port_state == mad::port_state::kArmed) {
+          armed_.push_back(ArmedPort{path, port, pi});
+          return;
+        }
+        if (pi.port_state != mad::port_state::kInit) return;
+        pi.port_state = mad::port_state::kArmed;
+        sender_.set(path, mad::PortInfo::kAttributeId, port, packed(pi),
+                    [this, path, port](std::span<const uint8_t> ans, uint16_t s2) {
+                      if (ans.empty() || s2 != 0) return;
+                      mad::PortInfo now = mad::PortInfo::unpack(smp_data(ans));
+                      now.client_reregister = false;
+                      if (now.port_state == mad::port_state::kArmed) armed_.push_back(ArmedPort{path, port, now});
+                    });
+      });
+    };
+    // Every end of every discovered link, and every switch's port 0.
+    for (const DiscoveredLink& l : r.links) {
+      visit(r.nodes[node_by_guid_.at(l.a_guid)].path, l.a_port);
+      visit(r.nodes[node_by_guid_.at(l.b_guid)].path, l.b_port);
+    }
+    for (const DiscoveredNode& n : r.nodes)
+      if (n.is_switch()) visit(n.path, 0);
+    sender_.when_idle([this] { activate(mad::port_state::kActive); });
+    return;
   }
-  for (const DiscoveredNode& n : r.nodes)
-    if (n.is_switch()) visit(n.path, 0);
-  sender_.when_idle([this, target] {
-    if (target == mad::port_state::kArmed) return activate(mad::port_state::kActive);
+  // Armed -> Active, from what the Armed pass learnt.
+  for (ArmedPort& a : armed_) {
+    a.info.port_state = mad::port_state::kActive;
+    sender_.set(a.path, mad::PortInfo::kAttributeId, a.port, packed(a.info),
+                [this](std::span<const uint8_t> ans, uint16_t s2) {
+                  if (!ans.empty() && s2 == 0) ++report_.ports_activated;
+                });
+  }
+  sender_.when_idle([this] {
+    armed_.clear();
     report_.smps_activation = phase_smps();
     finish();
   });
