@@ -25,6 +25,7 @@ struct McastSpec {
   uint32_t qkey = 0x11111111;  // perftest's default
   uint16_t pkey = 0xFFFF;
   std::optional<uint16_t> expect_status;  // fail the run unless the SA answers this
+  std::optional<uint64_t> mask;           // component mask (default: 0x130C7 join, 0x10003 leave)
   uint32_t count = 1;          // send: packets
   uint32_t size = 64;          // send: payload bytes
 };

@@ -36,11 +36,11 @@ ScenarioHost::~ScenarioHost() {
 }
 
 void ScenarioHost::join(const McastSpec& spec, Done done) {
-  request(wire::mad_method::kSet, spec, mad::mcm_comp::kCreateRequiredMask, std::move(done));
+  request(wire::mad_method::kSet, spec, spec.mask.value_or(mad::mcm_comp::kCreateRequiredMask), std::move(done));
 }
 
 void ScenarioHost::leave(const McastSpec& spec, Done done) {
-  request(wire::mad_method::kDelete, spec, mad::mcm_comp::kJoinRequiredMask, std::move(done));
+  request(wire::mad_method::kDelete, spec, spec.mask.value_or(mad::mcm_comp::kJoinRequiredMask), std::move(done));
 }
 
 void ScenarioHost::request(uint8_t method, const McastSpec& spec, uint64_t mask, Done done) {

@@ -109,6 +109,8 @@ void parse_mcast(const Reader& r, const YAML::Node& v, const std::string& what, 
       a.mcast.qkey = static_cast<uint32_t>(number(r, x, key, 0xFFFFFFFF));
     } else if (key == "pkey" && what == "join") {
       a.mcast.pkey = static_cast<uint16_t>(number(r, x, key, 0xFFFF));
+    } else if (key == "mask" && what != "send") {
+      a.mcast.mask = number(r, x, key, UINT64_MAX);
     } else if (key == "expect-status" && what != "send") {
       a.mcast.expect_status = static_cast<uint16_t>(number(r, x, key, 0xFFFF));
     } else if (key == "count" && what == "send") {

@@ -5,6 +5,8 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
+#include <algorithm>
 #include <tuple>
 #include <memory>
 #include <stdexcept>
@@ -237,25 +239,59 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
       }
       case Action::Kind::Join:
       case Action::Kind::Leave: {
-        ScenarioHost& hs = host(a, a.node);
+        // "*" stands for every host, in node order.
+        std::vector<ScenarioHost*> targets;
+        if (a.node == "*") {
+          for (uint32_t i = 0; i < fabric.node_count(); ++i)
+            if (!fabric.node(i).is_switch()) {
+              Action one = a;
+              one.node = fabric.node(i).name();
+              targets.push_back(&host(one, one.node));
+            }
+        } else {
+          targets.push_back(&host(a, a.node));
+        }
         const bool join = a.kind == Action::Kind::Join;
         const McastSpec spec = a.mcast;
-        const std::string what = a.node + " " + (join ? "join " : "leave ") + spec.mgid + " (" +
-                                 state_name(spec.join_state) + ")";
-        apply = [&r, hex16, hs = &hs, join, spec, what] {
-          auto done = [&r, hex16, spec, what, join](const JoinResult& res) {
-            std::string line = res.sent.str() + " " + what + " -> ";
-            if (res.status == JoinResult::kTimedOut) line += "no answer";
-            else line += "status " + hex16(res.status);
-            if (res.status == 0 && join) line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
-            if (res.status != JoinResult::kTimedOut) line += " in " + (res.answered - res.sent).str();
-            r.timeline.push_back(line);
-            const uint16_t want = spec.expect_status.value_or(0);
-            ++r.checks;
-            if (res.status != want) r.failures.push_back(line + " (expected status " + hex16(want) + ")");
-          };
-          if (join) hs->join(spec, done);
-          else hs->leave(spec, done);
+        const std::string verb = join ? " join " : " leave ";
+        const std::string what = a.node + verb + spec.mgid + " (" + state_name(spec.join_state) + ")";
+        // Every host's answer is checked; a many-host action is reported as
+        // one line (answers, statuses, latency) when its last answer is in.
+        struct Tally {
+          std::size_t answers = 0, ok = 0;
+          std::vector<int64_t> latencies_ps;
+        };
+        auto tally = std::make_shared<Tally>();
+        const std::size_t expected_answers = targets.size();
+        apply = [&r, hex16, state_name, targets, join, spec, verb, what, tally, expected_answers, at = a.at] {
+          for (ScenarioHost* hs : targets) {
+            const std::string one = hs->name() + verb + spec.mgid + " (" + state_name(spec.join_state) + ")";
+            auto done = [&r, hex16, spec, one, join, what, tally, expected_answers, at](const JoinResult& res) {
+              std::string line = res.sent.str() + " " + one + " -> ";
+              if (res.status == JoinResult::kTimedOut) line += "no answer";
+              else line += "status " + hex16(res.status);
+              if (res.status == 0 && join) line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
+              if (res.status != JoinResult::kTimedOut) line += " in " + (res.answered - res.sent).str();
+              const uint16_t want = spec.expect_status.value_or(0);
+              ++r.checks;
+              if (res.status != want) r.failures.push_back(line + " (expected status " + hex16(want) + ")");
+              if (expected_answers == 1) {
+                r.timeline.push_back(line);
+                return;
+              }
+              ++tally->answers;
+              tally->ok += res.status == want;
+              tally->latencies_ps.push_back((res.answered - res.sent).ps());
+              if (tally->answers < expected_answers) return;
+              std::sort(tally->latencies_ps.begin(), tally->latencies_ps.end());
+              r.timeline.push_back(at.str() + " " + what + ": " + std::to_string(tally->ok) + "/" +
+                                   std::to_string(tally->answers) + " answered " + hex16(want) + ", latency median " +
+                                   sim::Time::ps(tally->latencies_ps[tally->latencies_ps.size() / 2]).str() +
+                                   ", max " + sim::Time::ps(tally->latencies_ps.back()).str());
+            };
+            if (join) hs->join(spec, done);
+            else hs->leave(spec, done);
+          }
         };
         r.actions.push_back(a.at.str() + " " + what);
         break;
