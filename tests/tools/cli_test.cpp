@@ -184,4 +184,19 @@ TEST(Cli, CaptureOfChosenLinksOnly) {
   EXPECT_NE(bad.out.find("--pcap-link H3[7]"), std::string::npos) << bad.out;
 }
 
+TEST(Cli, CompareNeedsTwoKnownPolicies) {
+  const std::string s = tmp("cmp.yaml");
+  write(s, "topology: ring:3\nduration: 1ms\nsms:\n  - {node: H1}\n");
+  Result r = ibfab("run --compare minhop " + s);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--compare takes two policies"), std::string::npos) << r.out;
+  r = ibfab("run --compare minhop,astrology " + s);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("'astrology' is no routing engine or multicast policy"), std::string::npos) << r.out;
+  r = ibfab("run --compare minhop,updn " + s);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("minhop"), std::string::npos);
+  EXPECT_NE(r.out.find("updn"), std::string::npos);
+}
+
 }  // namespace

@@ -90,6 +90,8 @@ TEST(ScenarioLoader, SubnetManagers) {
   EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {routing: minhop}\n"),
             "s.yaml:3: the SM has no 'node' (the host it runs on)");
   EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {node: H1, priority: 16}\n"), "s.yaml:3: 'priority' is 0..15");
+  EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {node: H1, mcast-root: tallest}\n"),
+            "s.yaml:3: 'mcast-root': unknown multicast root selection 'tallest' (known: min-max-hop, least-loaded)");
   EXPECT_EQ(error_of("topology: ring:4\nsms: H1\n"),
             "s.yaml:2: 'sms' must be a list such as [{node: H1, routing: minhop}]");
 }

@@ -69,6 +69,12 @@ void Commands::add_to(CLI::App& app) {
     seed_given_ = true;
   });
   run->add_flag("--update", update_, "Write this run's fingerprint into the scenario file");
+  run->add_option("--compare", compare_,
+                  "A,B: run the scenario under two policies and print their figures side by side.\n"
+                  "A policy is a routing engine (minhop, updn), a multicast root (min-max-hop,\n"
+                  "least-loaded), an MLID allocator (lowest-free, round-robin) or an admission\n"
+                  "(unlimited, max-groups-per-port:N); it replaces that setting of every SM")
+      ->excludes("--update");
   run->callback([this] { chosen_ = [this] { return run_scenario(); }; });
 }
 
@@ -108,6 +114,21 @@ int Commands::topo_show() {
 
 int Commands::run_scenario() {
   const scenario::Scenario s = scenario::load_scenario(scenario_);
+  if (!compare_.empty()) {
+    const auto comma = compare_.find(',');
+    if (comma == std::string::npos || comma == 0 || comma + 1 == compare_.size())
+      throw std::runtime_error("--compare takes two policies: A,B (e.g. min-max-hop,least-loaded)");
+    scenario::Report runs[2];
+    for (int i = 0; i < 2; ++i) {
+      scenario::RunOptions o;
+      o.policy = i == 0 ? compare_.substr(0, comma) : compare_.substr(comma + 1);
+      if (seed_given_) o.seed = seed_;
+      runs[i] = scenario::run_scenario(s, o);
+      runs[i].expected.reset();  // a golden fingerprint belongs to the file's own policies
+    }
+    scenario::print_comparison(runs[0], runs[1], std::cout);
+    return runs[0].passed() && runs[1].passed() ? 0 : 1;
+  }
   scenario::RunOptions o;
   o.pcap = pcap_;
   o.pcap_links = pcap_links_;

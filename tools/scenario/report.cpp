@@ -1,5 +1,6 @@
 #include "tools/scenario/report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ibfab::scenario {
@@ -143,6 +144,68 @@ void print_json(const Report& r, std::ostream& out) {
   out << "],\n  \"fingerprint\": " << quoted(r.fingerprint);
   if (r.expected) out << ",\n  \"expected_fingerprint\": " << quoted(*r.expected);
   out << ",\n  \"passed\": " << (r.passed() ? "true" : "false") << "\n}\n";
+}
+
+}  // namespace ibfab::scenario
+
+namespace ibfab::scenario {
+namespace {
+
+std::string median_of(std::vector<int64_t> v) {
+  if (v.empty()) return "-";
+  std::sort(v.begin(), v.end());
+  return sim::Time::ps(v[v.size() / 2]).str();
+}
+
+std::string max_of(const std::vector<int64_t>& v) {
+  if (v.empty()) return "-";
+  return sim::Time::ps(*std::max_element(v.begin(), v.end())).str();
+}
+
+}  // namespace
+
+void print_comparison(const Report& a, const Report& b, std::ostream& out) {
+  auto sm_field = [](const Report& r, auto get) -> std::string {
+    for (const SmReport& s : r.sms)
+      if (s.up) return get(s);
+    return "-";
+  };
+  auto fmt = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return std::string(buf);
+  };
+  struct Row {
+    const char* name;
+    std::string x, y;
+  };
+  const Row rows[] = {
+      {"subnet up (simulated)", sm_field(a, [](const SmReport& s) { return s.took.str(); }),
+       sm_field(b, [](const SmReport& s) { return s.took.str(); })},
+      {"SMPs to subnet up", sm_field(a, [](const SmReport& s) { return std::to_string(s.smps); }),
+       sm_field(b, [](const SmReport& s) { return std::to_string(s.smps); })},
+      {"joins answered", std::to_string(a.join_latencies_ps.size()), std::to_string(b.join_latencies_ps.size())},
+      {"join latency median", median_of(a.join_latencies_ps), median_of(b.join_latencies_ps)},
+      {"join latency max", max_of(a.join_latencies_ps), max_of(b.join_latencies_ps)},
+      {"MFT SMPs", std::to_string(a.mft_smps), std::to_string(b.mft_smps)},
+      {"MFT entries in use", std::to_string(a.mft_entries), std::to_string(b.mft_entries)},
+      {"multicast trees", std::to_string(a.trees), std::to_string(b.trees)},
+      {"tree depth max", std::to_string(a.max_tree_depth), std::to_string(b.max_tree_depth)},
+      {"tree depth mean", fmt(a.mean_tree_depth), fmt(b.mean_tree_depth)},
+      {"link load max (trees per cable)", std::to_string(a.max_link_load), std::to_string(b.max_link_load)},
+      {"link load mean", fmt(a.mean_link_load), fmt(b.mean_link_load)},
+      {"expectations met", std::to_string(a.checks - a.failures.size()) + "/" + std::to_string(a.checks),
+       std::to_string(b.checks - b.failures.size()) + "/" + std::to_string(b.checks)},
+      {"result", a.passed() ? "PASS" : "FAIL", b.passed() ? "PASS" : "FAIL"},
+  };
+  char line[160];
+  std::snprintf(line, sizeof line, "%-34s %20s %20s\n", ("scenario " + a.name).c_str(), a.policy.c_str(),
+                b.policy.c_str());
+  out << line;
+  for (const Row& row : rows) {
+    std::snprintf(line, sizeof line, "%-34s %20s %20s\n", row.name, row.x.c_str(), row.y.c_str());
+    out << line;
+  }
 }
 
 }  // namespace ibfab::scenario

@@ -65,10 +65,21 @@ struct Report {
 
   bool fingerprint_matches() const { return !expected || *expected == fingerprint; }
   std::size_t checks = 0;  // expectations evaluated
+  // Policy figures, from the master SM at the end of the run.
+  std::vector<int64_t> join_latencies_ps;  // every successful join, request to answer
+  uint64_t mft_smps = 0;
+  std::size_t mft_entries = 0, trees = 0;
+  unsigned max_tree_depth = 0;
+  double mean_tree_depth = 0;
+  uint32_t max_link_load = 0;
+  double mean_link_load = 0;
+  std::string policy;  // what --compare applied ("" otherwise)
   bool passed() const;
 };
 
 void print_text(const Report& r, std::ostream& out);
 void print_json(const Report& r, std::ostream& out);
+// Side by side: the figures of the same scenario under two policies.
+void print_comparison(const Report& a, const Report& b, std::ostream& out);
 
 }  // namespace ibfab::scenario

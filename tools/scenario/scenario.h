@@ -56,6 +56,9 @@ struct SmSpec {
   std::string node;
   uint8_t port = 1;
   std::string routing = "minhop";
+  std::string mcast_root = "min-max-hop";      // multicast root selection policy
+  std::string mlid_allocator = "lowest-free";
+  std::string admission = "unlimited";
   uint8_t priority = 0;
   sim::Time at;  // when it starts its first sweep
   int line = 0;

@@ -4,6 +4,7 @@
 
 #include "fabric/wire/gid.h"
 #include "sim/scheduler.h"
+#include "sm/mcast/mcast_policies.h"
 #include "sm/routing/routing_engine.h"
 
 #include <algorithm>
@@ -230,6 +231,14 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
         for (auto n : sm::routing_engine_names()) known += (known.empty() ? "" : ", ") + std::string(n);
         r.fail(v, "'routing': unknown engine '" + sm.routing + "' (known: " + known + ")");
       }
+    } else if (key == "mcast-root" || key == "mlid-allocator" || key == "admission") {
+      std::string& field = key == "mcast-root" ? sm.mcast_root : key == "mlid-allocator" ? sm.mlid_allocator : sm.admission;
+      field = r.scalar(v, key);
+      try {
+        sm::make_mcast_policies(sm.mcast_root, "shortest-path", sm.mlid_allocator, sm.admission);
+      } catch (const std::invalid_argument& e) {
+        r.fail(v, "'" + key + "': " + e.what());
+      }
     } else if (key == "priority") {
       const uint64_t p = r.u64(v, key);
       if (p > 15) r.fail(v, "'priority' is 0..15");
@@ -237,7 +246,8 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
     } else if (key == "at") {
       sm.at = r.time(v, key);
     } else {
-      r.fail(kv.first, "unknown SM key '" + key + "' (known: node, port, routing, priority, at)");
+      r.fail(kv.first, "unknown SM key '" + key +
+                           "' (known: node, port, routing, mcast-root, mlid-allocator, admission, priority, at)");
     }
   }
   if (!have_node) r.fail(item, "the SM has no 'node' (the host it runs on)");

@@ -72,6 +72,23 @@ std::pair<std::size_t, std::size_t> reachable(fabric::Fabric& f, fabric::Hca& fr
 
 }  // namespace
 
+bool apply_policy(const std::string& name, SmSpec& sm) {
+  for (auto engine : sm::routing_engine_names())
+    if (name == engine) return sm.routing = name, true;
+  auto is = [&](const std::string& root, const std::string& mlids, const std::string& admission) {
+    try {
+      sm::make_mcast_policies(root, "shortest-path", mlids, admission);
+      return true;
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  };
+  if (is(name, "lowest-free", "unlimited")) return sm.mcast_root = name, true;
+  if (is("min-max-hop", name, "unlimited")) return sm.mlid_allocator = name, true;
+  if (is("min-max-hop", "lowest-free", name)) return sm.admission = name, true;
+  return false;
+}
+
 Report run_scenario(const Scenario& s, const RunOptions& options) {
   const topo::Topology topology = topo::load_topology(s.topology);
   const topo::TopologyStats stats = topo::compute_stats(topology);
@@ -86,6 +103,7 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
   r.diameter = stats.diameter;
   r.duration = s.duration;
   r.expected = s.fingerprint;
+  r.policy = options.policy.value_or("");
 
   sim::Simulator sim(r.seed, sim::make_scheduler(options.scheduler.value_or(s.scheduler)));
   fabric::FabricOptions fo;
@@ -131,8 +149,14 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
     if (spec.port > h->num_ports())
       throw ScenarioError(s.file + ":" + std::to_string(spec.line) + ": " + spec.node + " has no port " +
                           std::to_string(spec.port));
+    SmSpec effective = spec;
+    if (options.policy && !apply_policy(*options.policy, effective))
+      throw ScenarioError("--compare: '" + *options.policy + "' is no routing engine or multicast policy");
     sm::SmOptions o;
-    o.routing = spec.routing;
+    o.routing = effective.routing;
+    o.mcast_root = effective.mcast_root;
+    o.mlid_allocator = effective.mlid_allocator;
+    o.admission = effective.admission;
     o.priority = spec.priority;
     sms.push_back(std::make_unique<sm::SubnetManager>(*h, spec.port, o));
     sm::SubnetManager* m = sms.back().get();
@@ -270,7 +294,10 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
               std::string line = res.sent.str() + " " + one + " -> ";
               if (res.status == JoinResult::kTimedOut) line += "no answer";
               else line += "status " + hex16(res.status);
-              if (res.status == 0 && join) line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
+              if (res.status == 0 && join) {
+                line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
+                r.join_latencies_ps.push_back((res.answered - res.sent).ps());
+              }
               if (res.status != JoinResult::kTimedOut) line += " in " + (res.answered - res.sent).str();
               const uint16_t want = spec.expect_status.value_or(0);
               ++r.checks;
@@ -389,6 +416,19 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
     sm::SubnetManager& m = current_sm();
     std::map<uint64_t, std::string> names;
     for (uint32_t i = 0; i < fabric.node_count(); ++i) names.emplace(fabric.node(i).guid(), fabric.node(i).name());
+    r.mft_smps = m.mcast()->mft_smps_sent();
+    r.mft_entries = m.mcast()->mft_entries();
+    const sm::McastLinkLoad load = m.mcast()->link_load();
+    r.max_link_load = load.max;
+    r.mean_link_load = load.mean;
+    unsigned depth_sum = 0;
+    for (const sm::McastTreeInfo& t : m.mcast()->trees()) {
+      if (!t.routed) continue;
+      ++r.trees;
+      depth_sum += t.depth;
+      r.max_tree_depth = std::max(r.max_tree_depth, t.depth);
+    }
+    r.mean_tree_depth = r.trees ? static_cast<double>(depth_sum) / static_cast<double>(r.trees) : 0;
     for (const auto& [mgid, g] : m.groups()->groups()) {
       std::string line = mgid.str() + " mlid " + hex16(g.rec.mlid) + ": " + std::to_string(g.members.size()) + " members";
       const sm::McastTreeInfo* t = m.mcast()->tree(g.rec.mlid);

@@ -19,11 +19,20 @@ struct RunOptions {
   std::string trace;           // also write the trace to this file ("" = none)
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::optional<std::string> scheduler;  // overrides the scenario's scheduler
+  // A policy name overriding every SM's policy of that kind: a routing
+  // engine (minhop, updn), a multicast root (min-max-hop, least-loaded), an
+  // MLID allocator (lowest-free, round-robin) or an admission
+  // (unlimited, max-groups-per-port:N). For `ibfab run --compare`.
+  std::optional<std::string> policy;
 };
 
 // Throws ScenarioError (an action naming a node or link the topology does
 // not have, with its line), topo::TopologyError, or std::runtime_error for
 // files that cannot be written.
 Report run_scenario(const Scenario& s, const RunOptions& options);
+
+// Applies a --compare policy name to an SM's settings; false if the name is
+// no known policy of any kind.
+bool apply_policy(const std::string& name, SmSpec& sm);
 
 }  // namespace ibfab::scenario
