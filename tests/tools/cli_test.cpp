@@ -184,6 +184,31 @@ TEST(Cli, CaptureOfChosenLinksOnly) {
   EXPECT_NE(bad.out.find("--pcap-link H3[7]"), std::string::npos) << bad.out;
 }
 
+TEST(Cli, DotWritesOnePicturePerTreeFromTheRealMfts) {
+  const std::string s = tmp("dot.yaml");
+  write(s,
+        "topology: fat-tree:2:4\nduration: 5ms\nsms:\n  - {node: H1}\nactions:\n"
+        "  - {at: 1ms, join: {node: H2, mgid: \"ff12:4001::1\"}}\n"
+        "  - {at: 1ms, join: {node: H7, mgid: \"ff12:4001::1\"}}\n");
+  const std::string dir = tmp("dots");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(ibfab("run --dot " + dir + " " + s).status, 0);
+  std::ifstream in(dir + "/mlid-c001.dot");
+  ASSERT_TRUE(in) << "one file for the group's MLID";
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string d = text.str();
+  EXPECT_NE(d.find("\"H2\" [shape=ellipse, style=filled"), std::string::npos) << d;
+  EXPECT_NE(d.find("\"H7\" [shape=ellipse, style=filled"), std::string::npos);
+  EXPECT_EQ(d.find("\"H3\""), std::string::npos) << "non-members are left out";
+  // H2 on L1 and H7 on L4 meet at one spine: 4 cables on the tree.
+  std::size_t on_tree = 0;
+  for (std::size_t at = d.find("penwidth"); at != std::string::npos; at = d.find("penwidth", at + 1)) ++on_tree;
+  EXPECT_EQ(on_tree, 4u) << d;
+  EXPECT_EQ(ibfab("run --dot /nonexistent/dir " + s).status, 2);
+}
+
 TEST(Cli, CompareNeedsTwoKnownPolicies) {
   const std::string s = tmp("cmp.yaml");
   write(s, "topology: ring:3\nduration: 1ms\nsms:\n  - {node: H1}\n");

@@ -65,6 +65,8 @@ void Commands::add_to(CLI::App& app) {
                   "infiniband (LINKTYPE_INFINIBAND 247, for newer Wireshark)")
       ->check(CLI::IsMember({"erf", "infiniband"}));
   run->add_option("--trace", trace_, "Write the full event trace to this file");
+  run->add_option("--dot", dot_dir_, "Write one Graphviz picture per multicast tree (as the MFTs hold it) into DIR")
+      ->check(CLI::ExistingDirectory);
   run->add_option("--seed", seed_, "Override the scenario's seed")->each([this](const std::string&) {
     seed_given_ = true;
   });
@@ -132,6 +134,7 @@ int Commands::run_scenario() {
   scenario::RunOptions o;
   o.pcap = pcap_;
   o.pcap_links = pcap_links_;
+  o.dot_dir = dot_dir_;
   o.pcap_linktype_247 = linktype_ == "infiniband";
   o.trace = trace_;
   if (seed_given_) o.seed = seed_;

@@ -27,6 +27,7 @@ class Commands {
   std::string scenario_, pcap_, trace_, linktype_ = "erf";
   std::vector<std::string> pcap_links_;
   std::string compare_;
+  std::string dot_dir_;
   bool json_ = false, update_ = false;
   uint64_t seed_ = 0;
   bool seed_given_ = false;

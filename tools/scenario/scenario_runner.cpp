@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,6 +22,7 @@
 #include "sm/subnet_manager.h"
 #include "tools/scenario/route_check.h"
 #include "tools/scenario/scenario_host.h"
+#include "tools/scenario/tree_dot.h"
 #include "tools/scenario/scenario_loader.h"
 
 namespace ibfab::scenario {
@@ -439,6 +442,22 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
         line += ", no tree";
       }
       r.groups.push_back(line);
+      if (!options.dot_dir.empty() && t && t->routed) {
+        std::vector<const fabric::Port*> ports;
+        for (const auto& [guid, member] : g.members) {
+          (void)member;
+          for (uint32_t i = 0; i < fabric.node_count(); ++i) {
+            const fabric::Node& n = fabric.node(i);
+            for (uint8_t p = 1; !n.is_switch() && p <= n.num_ports(); ++p)
+              if (n.port(p).guid() == guid) ports.push_back(&n.port(p));
+          }
+        }
+        char name[32];
+        std::snprintf(name, sizeof name, "/mlid-%04x.dot", g.rec.mlid);
+        std::ofstream dot(options.dot_dir + name);
+        if (!dot) throw std::runtime_error(options.dot_dir + name + ": cannot write");
+        write_tree_dot(dot, fabric, g.rec.mlid, mgid.str() + " (" + line.substr(line.find("mlid")) + ")", ports);
+      }
     }
   }
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -17,6 +17,7 @@ struct RunOptions {
   std::vector<std::string> pcap_links;  // NODE[PORT] of the links to capture; empty = all
   bool pcap_linktype_247 = false;  // LINKTYPE_INFINIBAND instead of ERF
   std::string trace;           // also write the trace to this file ("" = none)
+  std::string dot_dir;         // write one DOT picture per multicast tree here ("" = none)
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::optional<std::string> scheduler;  // overrides the scenario's scheduler
   // A policy name overriding every SM's policy of that kind: a routing
