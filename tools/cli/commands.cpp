@@ -135,6 +135,7 @@ int Commands::run_scenario() {
   o.pcap = pcap_;
   o.pcap_links = pcap_links_;
   o.dot_dir = dot_dir_;
+  o.progress = stderr;
   o.pcap_linktype_247 = linktype_ == "infiniband";
   o.trace = trace_;
   if (seed_given_) o.seed = seed_;

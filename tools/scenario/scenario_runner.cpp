@@ -408,7 +408,20 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
   }
 
   const auto t0 = std::chrono::steady_clock::now();
-  sim.run_until(s.duration);
+  // In 200 slices of simulated time, so that a long run can say how far it
+  // is; slicing run_until changes no event's time or order.
+  auto last_print = t0;
+  for (int slice = 1; slice <= 200; ++slice) {
+    sim.run_until(slice == 200 ? s.duration : s.duration / 200 * slice);
+    if (!options.progress) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - t0 < std::chrono::seconds(3) || now - last_print < std::chrono::seconds(1)) continue;
+    last_print = now;
+    std::fprintf(options.progress, "ibfab: %s: %s of %s simulated, %llu events, %.0f s\n", s.name.c_str(),
+                 sim.now().str().c_str(), s.duration.str().c_str(), static_cast<unsigned long long>(sim.events_run()),
+                 std::chrono::duration<double>(now - t0).count());
+    std::fflush(options.progress);
+  }
   for (std::size_t i = 0; i < sms.size(); ++i) {
     if (!r.sms[i].up) r.sms[i].error = sms[i]->last_sweep().error;
     static constexpr const char* kStates[] = {"not-active", "discovering", "standby", "master"};

@@ -3,6 +3,7 @@
 // simulator for the scenario's duration and reports. The trace of the run
 // is always digested into the report's fingerprint; the same scenario and
 // seed give the same fingerprint, byte for byte.
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ struct RunOptions {
   bool pcap_linktype_247 = false;  // LINKTYPE_INFINIBAND instead of ERF
   std::string trace;           // also write the trace to this file ("" = none)
   std::string dot_dir;         // write one DOT picture per multicast tree here ("" = none)
+  // Where to print a progress line once a run has taken 3 s of wall time
+  // (null: never). The run itself is unaffected.
+  std::FILE* progress = nullptr;
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::optional<std::string> scheduler;  // overrides the scenario's scheduler
   // A policy name overriding every SM's policy of that kind: a routing
