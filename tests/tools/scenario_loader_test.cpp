@@ -116,6 +116,15 @@ TEST(ScenarioLoader, MulticastActions) {
   EXPECT_EQ(s.actions[2].mcast.join_state, 0x9);
   EXPECT_EQ(s.actions[3].expect.exists, false);
   EXPECT_EQ(s.actions[4].expect.received, 5u);
+  const Scenario t = parse_scenario(
+      "topology: ring:4\nactions:\n  - {at: 0, subscribe: {node: H3, trap: 66}}\n"
+      "  - {at: 1ms, expect: {node: H3, trap: 66, reports: 1}}\n",
+      "s.yaml");
+  EXPECT_EQ(t.actions[0].kind, Action::Kind::Subscribe);
+  EXPECT_EQ(t.actions[0].trap, 66);
+  EXPECT_EQ(t.actions[1].expect.reports, 1u);
+  EXPECT_EQ(error_of("topology: ring:4\nactions:\n  - {at: 0, subscribe: {node: H3}}\n"),
+            "s.yaml:3: 'subscribe' is a map {node: H3, trap: 66}");
   const std::string head = "topology: ring:4\nactions:\n  - ";
   EXPECT_EQ(error_of(head + "{at: 0, join: {node: H2, mgid: \"ff12::zz\"}}\n"),
             "s.yaml:3: 'mgid': not a GID: 'ff12::zz' (example: ff12:601b::1, or 0 for one the SA assigns)");
@@ -127,9 +136,11 @@ TEST(ScenarioLoader, MulticastActions) {
   EXPECT_EQ(error_of(head + "{at: 0, send: {node: H1, mgid: \"ff12::1\", size: 5000}}\n"),
             "s.yaml:3: 'size': at most 4096, got 5000");
   EXPECT_EQ(error_of(head + "{at: 0, expect: {group: \"ff12::1\"}}\n"),
-            "s.yaml:3: 'expect' checks a group ({group, exists and/or members}) or a host ({node, received})");
+            "s.yaml:3: 'expect' checks a group ({group, exists and/or members}) or a host ({node, received} or "
+            "{node, trap, reports})");
   EXPECT_EQ(error_of(head + "{at: 0, expect: {node: H1, members: 2}}\n"),
-            "s.yaml:3: 'expect' checks a group ({group, exists and/or members}) or a host ({node, received})");
+            "s.yaml:3: 'expect' checks a group ({group, exists and/or members}) or a host ({node, received} or "
+            "{node, trap, reports})");
 }
 
 TEST(ScenarioLoader, LinkReferences) {

@@ -37,10 +37,12 @@ struct Expectation {
   std::optional<uint32_t> members;
   std::string node;                   // with `received`
   std::optional<uint64_t> received;   // multicast packets node has received so far
+  std::optional<uint16_t> trap;       // with `reports`: Reports of this trap the node received
+  std::optional<uint64_t> reports;
 };
 
 struct Action {
-  enum class Kind { LinkDown, LinkUp, NodeDown, NodeUp, LinkLoss, Probe, Join, Leave, Send, Expect, SmKill };
+  enum class Kind { LinkDown, LinkUp, NodeDown, NodeUp, LinkLoss, Probe, Join, Leave, Send, Expect, SmKill, Subscribe };
   Kind kind;
   sim::Time at;
   int line = 0;        // in the scenario file
@@ -48,6 +50,7 @@ struct Action {
   std::string node;    // NodeDown, NodeUp, Probe (the probing host), SmKill (the SM's host)
   double probability = 0;  // LinkLoss
   McastSpec mcast;         // Join, Leave, Send (node = the host)
+  uint16_t trap = 0;       // Subscribe
   Expectation expect;      // Expect
 };
 

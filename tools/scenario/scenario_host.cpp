@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "fabric/mad/notice.h"
+#include "fabric/mad/sa/inform_info.h"
 #include "fabric/mad/sa/mcmember_record.h"
 #include "fabric/mad/sa/sa_mad.h"
 #include "fabric/model/fabric.h"
@@ -25,7 +27,8 @@ ScenarioHost::ScenarioHost(fabric::Hca& hca, uint8_t port) : hca_(hca), port_(po
   spec.port = port;
   spec.mgmt_class = mad::kSaClass;
   spec.class_version = mad::kSaClassVersion;
-  agent_ = hca.register_agent(spec, this);  // responses only: routed by TID
+  spec.methods[0] = uint64_t{1} << wire::mad_method::kReport;  // Reports from the SA; responses by TID
+  agent_ = hca.register_agent(spec, this);
   qpn_ = hca.create_ud_qp(port, 0, 0, this);
 }
 
@@ -57,9 +60,34 @@ void ScenarioHost::request(uint8_t method, const McastSpec& spec, uint64_t mask,
   rec.p_key = spec.pkey;
   rec.join_state = spec.join_state;
   rec.pack(mad::mutable_sa_data(m));
+  send_request(p.mad, tid, std::move(done));
+}
+
+void ScenarioHost::send_request(std::array<uint8_t, 256> mad, uint32_t tid, Done done) {
+  Pending p;
+  p.mad = mad;
   p.done = std::move(done);
   pending_.emplace(tid, std::move(p));
   transmit(tid);
+}
+
+void ScenarioHost::subscribe(uint16_t trap, Done done) {
+  const fabric::Port& port = hca_.port(port_);
+  const uint32_t tid = next_tid_++;
+  std::array<uint8_t, 256> mad{};
+  mad::SaBuffer m(mad.data(), 256);
+  mad::init_sa_request(m, wire::mad_method::kSet, mad::InformInfo::kAttributeId, tid, 0);
+  mad::InformInfo info;
+  info.gid = wire::Gid{};  // all producers
+  info.lid_range_begin = mad::inform_info::kAllLids;
+  info.is_generic = 1;
+  info.subscribe = mad::inform_info::kSubscribe;
+  info.type = mad::inform_info::kAllTypes;
+  info.trap_number = trap;
+  info.producer_type = mad::inform_info::kAllProducers;
+  (void)port;
+  info.pack(mad::mutable_sa_data(m));
+  send_request(mad, tid, std::move(done));
 }
 
 void ScenarioHost::transmit(uint32_t tid) {
@@ -85,8 +113,18 @@ void ScenarioHost::transmit(uint32_t tid) {
   hca_.send_mad(agent_, to, p.mad);
 }
 
-void ScenarioHost::on_mad(fabric::Port&, const fabric::MadAddress&, std::span<const uint8_t> mad) {
+void ScenarioHost::on_mad(fabric::Port&, const fabric::MadAddress& from, std::span<const uint8_t> mad) {
   mad::ConstSaBuffer m(mad.data(), 256);
+  if (mad::sa_method(m) == wire::mad_method::kReport) {
+    // A trap Report from the SA: count it by trap number, acknowledge it.
+    const auto notice = mad::Notice::unpack(mad::sa_data(m));
+    ++reports_[notice.trap_number];
+    std::array<uint8_t, 256> resp;
+    std::copy(mad.begin(), mad.begin() + 256, resp.begin());
+    resp[3] = wire::mad_method::kReportResp;
+    hca_.send_mad(agent_, from, resp);
+    return;
+  }
   const auto tid = static_cast<uint32_t>(mad::sa_tid(m));
   auto it = pending_.find(tid);
   if (it == pending_.end()) return;
@@ -102,7 +140,7 @@ void ScenarioHost::on_mad(fabric::Port&, const fabric::MadAddress&, std::span<co
   const std::array<uint8_t, 256> request = it->second.mad;
   Done done = std::move(it->second.done);
   pending_.erase(it);
-  if (r.status == 0) answered(request, r);
+  if (r.status == 0 && wire::load_be16(&request[16]) == mad::McMemberRecord::kAttributeId) answered(request, r);
   if (done) done(r);
 }
 

@@ -43,6 +43,14 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
   // host has joined (any JoinState). False if it has not.
   bool send(const McastSpec& spec);
 
+  // Subscribes (InformInfo Set) to generic traps `trap` from any producer;
+  // Reports that arrive are answered (ReportResp) and counted.
+  void subscribe(uint16_t trap, Done done);
+  uint64_t reports(uint16_t trap) const {
+    auto it = reports_.find(trap);
+    return it == reports_.end() ? 0 : it->second;
+  }
+
   uint64_t received() const { return received_; }
   uint64_t sent() const { return sent_; }
   const std::string& name() const { return hca_.name(); }
@@ -65,6 +73,7 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
     Done done;
   };
   void request(uint8_t method, const McastSpec& spec, uint64_t mask, Done done);
+  void send_request(std::array<uint8_t, 256> mad, uint32_t tid, Done done);
   void transmit(uint32_t tid);
   void answered(const std::array<uint8_t, 256>& request, const JoinResult& r);
 
@@ -75,6 +84,7 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
   uint32_t next_tid_ = 1;
   std::unordered_map<uint32_t, Pending> pending_;
   std::map<wire::Gid, Group> groups_;
+  std::map<uint16_t, uint64_t> reports_;  // by trap number
   uint64_t received_ = 0, sent_ = 0;
 };
 

@@ -145,13 +145,20 @@ void parse_expect(const Reader& r, const YAML::Node& v, Action& a) {
       a.expect.node = r.scalar(x, key);
     } else if (key == "received") {
       a.expect.received = number(r, x, key, UINT64_MAX);
+    } else if (key == "trap") {
+      a.expect.trap = static_cast<uint16_t>(number(r, x, key, 0xFFFF));
+    } else if (key == "reports") {
+      a.expect.reports = number(r, x, key, UINT64_MAX);
     } else {
-      r.fail(kv.first, "unknown key '" + key + "' in 'expect' (known: group, exists, members, node, received)");
+      r.fail(kv.first, "unknown key '" + key + "' in 'expect' (known: group, exists, members, node, received, trap, reports)");
     }
   }
   const bool group = !a.expect.group.empty(), node = !a.expect.node.empty();
-  if (group == node || (group && !a.expect.exists && !a.expect.members) || (node && !a.expect.received))
-    r.fail(v, "'expect' checks a group ({group, exists and/or members}) or a host ({node, received})");
+  const bool host_check = a.expect.received.has_value() || (a.expect.trap && a.expect.reports);
+  if (group == node || (group && !a.expect.exists && !a.expect.members) || (node && !host_check) ||
+      a.expect.trap.has_value() != a.expect.reports.has_value())
+    r.fail(v, "'expect' checks a group ({group, exists and/or members}) or a host ({node, received} or "
+              "{node, trap, reports})");
 }
 
 Action parse_action(const Reader& r, const YAML::Node& item) {
@@ -189,6 +196,12 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
     } else if (key == "expect") {
       kind(Action::Kind::Expect);
       parse_expect(r, v, a);
+    } else if (key == "subscribe") {
+      kind(Action::Kind::Subscribe);
+      if (!v.IsMap() || !v["node"] || !v["trap"] || v.size() != 2)
+        r.fail(v, "'subscribe' is a map {node: H3, trap: 66}");
+      a.node = r.scalar(v["node"], "node");
+      a.trap = static_cast<uint16_t>(number(r, v["trap"], "trap", 0xFFFF));
     } else if (key == "probability") {
       have_prob = true;
       prob_mark = v.Mark();
@@ -196,12 +209,12 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
     } else {
       r.fail(kv.first, "unknown action key '" + key +
                            "' (known: at, link-down, link-up, link-loss, probability, node-down, node-up, probe, "
-                           "join, leave, send, expect, sm-kill)");
+                           "join, leave, send, expect, sm-kill, subscribe)");
     }
   }
   if (!have_kind)
     r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe, "
-                 "join, leave, send, expect, sm-kill)");
+                 "join, leave, send, expect, sm-kill, subscribe)");
   if (!have_at) r.fail(item, "the action has no 'at' time");
   if (a.kind == Action::Kind::LinkLoss && !have_prob) r.fail(item, "'link-loss' needs a 'probability'");
   if (a.kind != Action::Kind::LinkLoss && have_prob)
@@ -268,6 +281,7 @@ const char* to_string(Action::Kind k) {
     case Action::Kind::Leave: return "leave";
     case Action::Kind::Send: return "send";
     case Action::Kind::Expect: return "expect";
+    case Action::Kind::Subscribe: return "subscribe";
     case Action::Kind::SmKill: return "sm-kill";
   }
   return "?";

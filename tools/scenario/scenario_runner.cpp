@@ -339,18 +339,38 @@ Report run_scenario(const Scenario& s, const RunOptions& options) {
         r.actions.push_back(a.at.str() + " " + what);
         break;
       }
+      case Action::Kind::Subscribe: {
+        ScenarioHost& hs = host(a, a.node);
+        const std::string what = a.node + " subscribe to trap " + std::to_string(a.trap);
+        apply = [&r, hex16, hs = &hs, trap = a.trap, what, at = a.at] {
+          hs->subscribe(trap, [&r, hex16, what, at](const JoinResult& res) {
+            ++r.checks;
+            const std::string line = at.str() + " " + what + " -> " +
+                                     (res.status == JoinResult::kTimedOut ? "no answer" : "status " + hex16(res.status));
+            r.timeline.push_back(line);
+            if (res.status != 0) r.failures.push_back(line);
+          });
+        };
+        r.actions.push_back(a.at.str() + " " + what);
+        break;
+      }
       case Action::Kind::Expect: {
         const Expectation e = a.expect;
         if (!e.node.empty()) host(a, e.node);
         if (!e.group.empty() && sms.empty()) fail(s, a, "'expect' on a group needs an SM (sms:) to ask");
-        std::string what = e.group.empty() ? e.node + " received " + std::to_string(*e.received)
-                                            : "group " + e.group;
+        std::string what = !e.group.empty() ? "group " + e.group
+                           : e.trap ? e.node + " got " + std::to_string(*e.reports) + " trap " + std::to_string(*e.trap) +
+                                          " reports"
+                                    : e.node + " received " + std::to_string(*e.received);
         if (e.exists) what += *e.exists ? " exists" : " does not exist";
         if (e.members) what += " with " + std::to_string(*e.members) + " members";
         apply = [&, e, what, at = a.at] {
           ++r.checks;
           std::string got;
-          if (!e.node.empty()) {
+          if (!e.node.empty() && e.trap) {
+            const uint64_t n = hosts.at(e.node)->reports(*e.trap);
+            if (n != *e.reports) got = "got " + std::to_string(n);
+          } else if (!e.node.empty()) {
             const uint64_t n = hosts.at(e.node)->received();
             if (n != *e.received) got = "received " + std::to_string(n);
           } else {
