@@ -1,0 +1,268 @@
+// How each scenario action is applied: ScenarioRun::bind and one method per
+// kind. Names are resolved when the action is bound (before the run), so a
+// bad name fails at once with the action's line.
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <tuple>
+
+#include "fabric/wire/gid.h"
+#include "tools/scenario/scenario_loader.h"
+#include "tools/scenario/scenario_run.h"
+
+namespace ibfab::scenario {
+namespace {
+
+// Nodes and links a directed-route probe from `from` can reach now: through
+// up links and nodes, and through switches only (CAs do not forward SMPs).
+std::pair<std::size_t, std::size_t> reachable(fabric::Fabric& f, fabric::Hca& from) {
+  std::vector<bool> seen(f.node_count(), false);
+  std::vector<bool> link_seen(f.link_count(), false);
+  std::deque<fabric::Node*> q{&from};
+  seen[from.index()] = true;
+  std::size_t nodes = 1, links = 0;
+  while (!q.empty()) {
+    fabric::Node* n = q.front();
+    q.pop_front();
+    if (n != &from && !n->is_switch()) continue;
+    for (uint8_t p = 1; p <= n->num_ports(); ++p) {
+      if (n == &from && p != 1) continue;
+      fabric::Port& port = n->port(p);
+      if (!port.link_up()) continue;
+      if (!link_seen[port.link()->id()]) {
+        link_seen[port.link()->id()] = true;
+        ++links;
+      }
+      fabric::Node& peer = port.peer()->node();
+      if (!seen[peer.index()]) {
+        seen[peer.index()] = true;
+        ++nodes;
+        q.push_back(&peer);
+      }
+    }
+  }
+  return {nodes, links};
+}
+
+std::string label(const Action& a) { return a.at.str() + " " + to_string(a.kind) + " "; }
+
+}  // namespace
+
+void ScenarioRun::fail(const Action& a, const std::string& problem) const {
+  throw ScenarioError(s_.file + ":" + std::to_string(a.line) + ": " + problem);
+}
+
+ScenarioHost& ScenarioRun::host(const Action& a, const std::string& node) {
+  fabric::Hca* h = fabric_->find_hca(node);
+  if (!h) fail(a, "'" + node + "' is " + (fabric_->find(node) ? "a switch, not a host" : "not in the topology"));
+  auto& slot = hosts_[node];
+  if (!slot) slot = std::make_unique<ScenarioHost>(*h);
+  return *slot;
+}
+
+sm::SubnetManager& ScenarioRun::current_sm() {
+  for (auto& m : sms_)
+    if (m->master()) return *m;
+  return *sms_.front();
+}
+
+std::function<void()> ScenarioRun::bind(const Action& a) {
+  switch (a.kind) {
+    case Action::Kind::LinkDown:
+    case Action::Kind::LinkUp:
+    case Action::Kind::LinkLoss: return bind_link(a);
+    case Action::Kind::NodeDown:
+    case Action::Kind::NodeUp: return bind_node(a);
+    case Action::Kind::Join:
+    case Action::Kind::Leave: return bind_membership(a);
+    case Action::Kind::Send: return bind_send(a);
+    case Action::Kind::Subscribe: return bind_subscribe(a);
+    case Action::Kind::Expect: return bind_expect(a);
+    case Action::Kind::SmKill: return bind_sm_kill(a);
+    case Action::Kind::Probe: return bind_probe(a);
+  }
+  fail(a, "unknown action");
+}
+
+std::function<void()> ScenarioRun::bind_link(const Action& a) {
+  fabric::Node* n = fabric_->find(a.link.node);
+  if (!n) fail(a, "no node '" + a.link.node + "' in the topology");
+  if (a.link.port < 1 || a.link.port > n->num_ports())
+    fail(a, a.link.node + " has ports 1.." + std::to_string(n->num_ports()) + ", not " + std::to_string(a.link.port));
+  fabric::Link* l = n->port(a.link.port).link();
+  if (!l) fail(a, "no cable on " + a.link.text);
+  fabric::Fabric* f = fabric_.get();
+  if (a.kind == Action::Kind::LinkLoss) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " p=%g", a.probability);
+    r_.actions.push_back(label(a) + a.link.text + buf);
+    return [f, l, p = a.probability] { f->set_link_loss(*l, p); };
+  }
+  r_.actions.push_back(label(a) + a.link.text);
+  return [f, l, up = a.kind == Action::Kind::LinkUp] { f->set_link_up(*l, up); };
+}
+
+std::function<void()> ScenarioRun::bind_node(const Action& a) {
+  fabric::Node* n = fabric_->find(a.node);
+  if (!n) fail(a, "no node '" + a.node + "' in the topology");
+  r_.actions.push_back(label(a) + a.node);
+  return [f = fabric_.get(), n, up = a.kind == Action::Kind::NodeUp] { f->set_node_up(*n, up); };
+}
+
+std::function<void()> ScenarioRun::bind_membership(const Action& a) {
+  // "*" stands for every host, in node order.
+  std::vector<ScenarioHost*> targets;
+  if (a.node == "*") {
+    for (uint32_t i = 0; i < fabric_->node_count(); ++i)
+      if (!fabric_->node(i).is_switch()) targets.push_back(&host(a, fabric_->node(i).name()));
+  } else {
+    targets.push_back(&host(a, a.node));
+  }
+  const bool join = a.kind == Action::Kind::Join;
+  const McastSpec spec = a.mcast;
+  const std::string verb = join ? " join " : " leave ";
+  const std::string what = a.node + verb + spec.mgid + " (" + join_state_name(spec.join_state) + ")";
+  r_.actions.push_back(a.at.str() + " " + what);
+  // Every host's answer is checked; a many-host action is reported as one
+  // line (answers, statuses, latency) when its last answer is in.
+  struct Tally {
+    std::size_t answers = 0, ok = 0;
+    std::vector<int64_t> latencies_ps;
+  };
+  auto tally = std::make_shared<Tally>();
+  Report* r = &r_;
+  return [r, targets, join, spec, verb, what, tally, at = a.at] {
+    for (ScenarioHost* hs : targets) {
+      const std::string one = hs->name() + verb + spec.mgid + " (" + join_state_name(spec.join_state) + ")";
+      const std::size_t expected_answers = targets.size();
+      auto done = [r, spec, one, join, what, tally, expected_answers, at](const JoinResult& res) {
+        std::string line = res.sent.str() + " " + one + " -> ";
+        if (res.status == JoinResult::kTimedOut) line += "no answer";
+        else line += "status " + hex16(res.status);
+        if (res.status == 0 && join) {
+          line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
+          r->join_latencies_ps.push_back((res.answered - res.sent).ps());
+        }
+        if (res.status != JoinResult::kTimedOut) line += " in " + (res.answered - res.sent).str();
+        const uint16_t want = spec.expect_status.value_or(0);
+        ++r->checks;
+        if (res.status != want) r->failures.push_back(line + " (expected status " + hex16(want) + ")");
+        if (expected_answers == 1) {
+          r->timeline.push_back(line);
+          return;
+        }
+        ++tally->answers;
+        tally->ok += res.status == want;
+        tally->latencies_ps.push_back((res.answered - res.sent).ps());
+        if (tally->answers < expected_answers) return;
+        std::sort(tally->latencies_ps.begin(), tally->latencies_ps.end());
+        r->timeline.push_back(at.str() + " " + what + ": " + std::to_string(tally->ok) + "/" +
+                              std::to_string(tally->answers) + " answered " + hex16(want) + ", latency median " +
+                              sim::Time::ps(tally->latencies_ps[tally->latencies_ps.size() / 2]).str() + ", max " +
+                              sim::Time::ps(tally->latencies_ps.back()).str());
+      };
+      if (join) hs->join(spec, done);
+      else hs->leave(spec, done);
+    }
+  };
+}
+
+std::function<void()> ScenarioRun::bind_send(const Action& a) {
+  ScenarioHost* hs = &host(a, a.node);
+  const McastSpec spec = a.mcast;
+  const std::string what =
+      a.node + " send " + std::to_string(spec.count) + " x " + std::to_string(spec.size) + " B to " + spec.mgid;
+  r_.actions.push_back(a.at.str() + " " + what);
+  return [r = &r_, hs, spec, what, at = a.at] {
+    ++r->checks;
+    if (hs->send(spec)) r->timeline.push_back(at.str() + " " + what);
+    else r->failures.push_back(at.str() + " " + what + ": the host has not joined the group");
+  };
+}
+
+std::function<void()> ScenarioRun::bind_subscribe(const Action& a) {
+  ScenarioHost* hs = &host(a, a.node);
+  const std::string what = a.node + " subscribe to trap " + std::to_string(a.trap);
+  r_.actions.push_back(a.at.str() + " " + what);
+  return [r = &r_, hs, trap = a.trap, what, at = a.at] {
+    hs->subscribe(trap, [r, what, at](const JoinResult& res) {
+      ++r->checks;
+      const std::string line =
+          at.str() + " " + what + " -> " + (res.status == JoinResult::kTimedOut ? "no answer" : "status " + hex16(res.status));
+      r->timeline.push_back(line);
+      if (res.status != 0) r->failures.push_back(line);
+    });
+  };
+}
+
+std::function<void()> ScenarioRun::bind_expect(const Action& a) {
+  const Expectation e = a.expect;
+  ScenarioHost* hs = e.node.empty() ? nullptr : &host(a, e.node);
+  if (!e.group.empty() && sms_.empty()) fail(a, "'expect' on a group needs an SM (sms:) to ask");
+  std::string what = !e.group.empty() ? "group " + e.group
+                     : e.trap ? e.node + " got " + std::to_string(*e.reports) + " trap " + std::to_string(*e.trap) +
+                                    " reports"
+                              : e.node + " received " + std::to_string(*e.received);
+  if (e.exists) what += *e.exists ? " exists" : " does not exist";
+  if (e.members) what += " with " + std::to_string(*e.members) + " members";
+  r_.actions.push_back(label(a) + what);
+  return [this, hs, e, what, at = a.at] {
+    ++r_.checks;
+    std::string got;
+    if (hs && e.trap) {
+      const uint64_t n = hs->reports(*e.trap);
+      if (n != *e.reports) got = "got " + std::to_string(n);
+    } else if (hs) {
+      const uint64_t n = hs->received();
+      if (n != *e.received) got = "received " + std::to_string(n);
+    } else {
+      const sm::McastGroup* g = current_sm().groups()->find(*wire::Gid::parse(e.group));
+      if (e.exists && (g != nullptr) != *e.exists) got = g ? "it exists" : "it does not exist";
+      else if (e.members && (!g || g->members.size() != *e.members))
+        got = g ? "it has " + std::to_string(g->members.size()) + " members" : "it does not exist";
+    }
+    if (!got.empty()) r_.failures.push_back(at.str() + " expect " + what + ": " + got);
+  };
+}
+
+std::function<void()> ScenarioRun::bind_sm_kill(const Action& a) {
+  sm::SubnetManager* m = nullptr;
+  for (std::size_t i = 0; i < s_.sms.size(); ++i)
+    if (s_.sms[i].node == a.node) m = sms_[i].get();
+  if (!m) fail(a, "'sm-kill': no SM runs on '" + a.node + "'");
+  r_.actions.push_back(label(a) + a.node);
+  return [m] { m->stop(); };
+}
+
+std::function<void()> ScenarioRun::bind_probe(const Action& a) {
+  fabric::Hca* h = fabric_->find_hca(a.node);
+  if (!h) fail(a, "'probe' needs a host (an HCA); '" + a.node + "' is " +
+                      (fabric_->find(a.node) ? "a switch" : "not in the topology"));
+  probes_.push_back(std::make_unique<Probe>(*h));
+  sm::Discovery* d = &probes_.back()->discovery;
+  const std::size_t slot = r_.probes.size();
+  ProbeReport pr;
+  pr.from = a.node;
+  pr.at = a.at;
+  r_.probes.push_back(pr);
+  r_.actions.push_back(label(a) + a.node);
+  return [this, d, h, slot] {
+    d->start([this, h, slot](const sm::DiscoveryResult& res) {
+      ProbeReport& p = r_.probes[slot];
+      p.finished = true;
+      p.took = res.finished - res.started;
+      p.nodes = res.nodes.size();
+      p.switches = res.switches();
+      p.links = res.links.size();
+      p.smps = res.smps_sent;
+      p.retries = res.retries;
+      p.unanswered = res.unanswered;
+      std::tie(p.expected_nodes, p.expected_links) = reachable(*fabric_, *h);
+      sim_->trace().emit(sim_->now(), h->name(), "probe done nodes=%zu links=%zu smps=%llu", p.nodes, p.links,
+                         static_cast<unsigned long long>(p.smps));
+    });
+  };
+}
+
+}  // namespace ibfab::scenario

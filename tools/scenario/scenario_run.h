@@ -1,0 +1,86 @@
+#pragma once
+// One run of a scenario (internal to the runner): the simulator and fabric,
+// the SMs, the hosts acting for applications, the probes, and the report
+// being filled. scenario_runner.cpp sets it up, runs it and collects the
+// results; scenario_actions.cpp turns each action into the closure that
+// applies it at its time.
+//
+// Members are declared in dependency order, so they are destroyed users
+// first: probes, hosts and SMs before the fabric, the fabric (which clears
+// the simulator's pending events) before the simulator.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/model/fabric.h"
+#include "fabric/topology/topology.h"
+#include "fabric/wire/pcap_writer.h"
+#include "sim/simulator.h"
+#include "sim/trace.h"
+#include "sm/discovery.h"
+#include "sm/smp_sender.h"
+#include "sm/subnet_manager.h"
+#include "tools/scenario/report.h"
+#include "tools/scenario/scenario.h"
+#include "tools/scenario/scenario_host.h"
+#include "tools/scenario/scenario_runner.h"
+
+namespace ibfab::scenario {
+
+class ScenarioRun {
+ public:
+  ScenarioRun(const Scenario& s, const RunOptions& options);
+  Report run();
+
+ private:
+  // scenario_runner.cpp
+  void attach_outputs();
+  void start_sms();
+  void advance();  // runs to the scenario's end, with a progress line
+  void collect();
+  void collect_groups();
+
+  // scenario_actions.cpp: the closure applying `a`; resolves every name now
+  // and fails (with the action's line) on anything the fabric lacks.
+  std::function<void()> bind(const Action& a);
+  std::function<void()> bind_link(const Action& a);
+  std::function<void()> bind_node(const Action& a);
+  std::function<void()> bind_membership(const Action& a);  // join, leave
+  std::function<void()> bind_send(const Action& a);
+  std::function<void()> bind_subscribe(const Action& a);
+  std::function<void()> bind_expect(const Action& a);
+  std::function<void()> bind_sm_kill(const Action& a);
+  std::function<void()> bind_probe(const Action& a);
+  ScenarioHost& host(const Action& a, const std::string& node);
+  sm::SubnetManager& current_sm();  // whose SA answers: the master, else the first
+  [[noreturn]] void fail(const Action& a, const std::string& problem) const;
+
+  struct Probe {
+    sm::SmpSender sender;
+    sm::Discovery discovery;
+    explicit Probe(fabric::Hca& h) : sender(h, 1, sm::SmpSender::Options{}), discovery(sender) {}
+  };
+
+  const Scenario& s_;
+  const RunOptions& options_;
+  Report r_;
+  topo::Topology topology_;
+  sim::DigestTraceSink digest_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file_{nullptr, &std::fclose};
+  std::unique_ptr<sim::FileTraceSink> file_sink_;
+  std::unique_ptr<sim::TeeTraceSink> tee_;
+  wire::PcapWriter pcap_;
+  std::unique_ptr<sim::Simulator> sim_;
+  std::unique_ptr<fabric::Fabric> fabric_;
+  std::vector<std::unique_ptr<sm::SubnetManager>> sms_;
+  std::map<std::string, std::unique_ptr<ScenarioHost>> hosts_;
+  std::vector<std::unique_ptr<Probe>> probes_;
+};
+
+// Short forms used in report lines.
+std::string hex16(unsigned v);
+std::string join_state_name(uint8_t join_state);
+
+}  // namespace ibfab::scenario
