@@ -1,6 +1,7 @@
 #include "sm/mcast/mcast_manager.h"
 
 #include <algorithm>
+#include <iterator>
 #include <array>
 #include <set>
 #include <stdexcept>
@@ -53,10 +54,15 @@ void McastManager::set_members(uint16_t mlid, std::vector<uint32_t> member_ports
   std::sort(guids.begin(), guids.end());
   guids.erase(std::unique(guids.begin(), guids.end()), guids.end());
 
+  // Only the ports that left or arrived change their group counts (both
+  // lists are sorted).
   std::vector<uint64_t>& old = members_[mlid];
-  for (const uint64_t g : old)
+  std::vector<uint64_t> gone, came;
+  std::set_difference(old.begin(), old.end(), guids.begin(), guids.end(), std::back_inserter(gone));
+  std::set_difference(guids.begin(), guids.end(), old.begin(), old.end(), std::back_inserter(came));
+  for (const uint64_t g : gone)
     if (--groups_of_[g] == 0) groups_of_.erase(g);
-  for (const uint64_t g : guids) ++groups_of_[g];
+  for (const uint64_t g : came) ++groups_of_[g];
   if (guids.empty()) members_.erase(mlid);
   else old = std::move(guids);
 
@@ -94,9 +100,14 @@ void McastManager::when_programmed(std::function<void()> fn) {
 }
 
 void McastManager::index_switches() {
-  index_.clear();
+  // The SM replaces the switch list when it publishes a new subnet (a new
+  // buffer), so an unchanged buffer and size mean an unchanged index.
   const auto& sw = subnet_.graph.switches;
+  if (sw.data() == indexed_data_ && sw.size() == indexed_size_) return;
+  index_.clear();
   for (uint32_t s = 0; s < sw.size(); ++s) index_.emplace(sw[s].guid, s);
+  indexed_data_ = sw.data();
+  indexed_size_ = sw.size();
 }
 
 uint8_t McastManager::positions(uint32_t sw) const {

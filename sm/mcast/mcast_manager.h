@@ -133,6 +133,8 @@ class McastManager final : public McastRouting {
   std::map<uint16_t, Record> trees_;
   std::unordered_map<uint64_t, uint32_t> carried_;       // switch GUID -> trees it is in
   std::unordered_map<uint64_t, uint32_t> index_;         // switch GUID -> Subnet::graph index
+  const RoutingSwitch* indexed_data_ = nullptr;          // the switch list index_ was built from
+  std::size_t indexed_size_ = 0;
   std::vector<McastProgramming> runs_;
   std::vector<uint32_t> run_pending_;                    // per run: SMPs not yet answered
   std::vector<std::function<void()>> waiters_;
