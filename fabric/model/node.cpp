@@ -104,7 +104,7 @@ void Node::receive_management(Port& in, PacketRef pkt, const MadPacketLayout& l)
                          method != wire::mad_method::kTrap && method != wire::mad_method::kTrapRepress &&
                          attr != kSmInfoAttribute;
     if (for_sma) {
-      Sma(*this).answer(mgmt, in, smp);
+      Sma(*this).answer(in, smp);
     } else if (deliver_to_agents(in, pkt, l) || !answer_unmatched(smp)) {
       return;
     }

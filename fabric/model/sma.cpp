@@ -26,7 +26,7 @@ std::span<uint8_t> data_span(uint8_t* d) { return {d, 64}; }
 
 }  // namespace
 
-void Sma::answer(Port& mgmt, Port& in, mad::SmpBuffer smp) {
+void Sma::answer(Port& in, mad::SmpBuffer smp) {
   uint8_t* data = smp.data() + kData;
   const uint8_t method = smp[3];
   const uint16_t attr = wire::load_be16(&smp[16]);
@@ -58,7 +58,6 @@ void Sma::answer(Port& mgmt, Port& in, mad::SmpBuffer smp) {
       default: status = st::kMethodAttrUnsupported; break;
     }
   }
-  (void)mgmt;
   const uint16_t d_bit = smp[1] == wire::mgmt_class::kSubnDirected ? (wire::load_be16(&smp[4]) & 0x8000) : 0;
   wire::store_be16(&smp[4], static_cast<uint16_t>(d_bit | status));
 }

@@ -22,9 +22,8 @@ class Sma {
  public:
   explicit Sma(Node& node) : node_(node) {}
 
-  // `mgmt` is the node's management port (the switch's port 0, or the HCA
-  // port), `in` the port the SMP arrived on.
-  void answer(Port& mgmt, Port& in, mad::SmpBuffer smp);
+  // `in` is the port the SMP arrived on.
+  void answer(Port& in, mad::SmpBuffer smp);
 
  private:
   uint16_t node_info(Port& in, uint8_t* data);
