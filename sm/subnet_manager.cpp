@@ -24,27 +24,11 @@ std::span<const uint8_t> smp_data(std::span<const uint8_t> smp) {
   return smp.subspan(mad::dr_smp::kDataOffset, mad::dr_smp::kDataSize);
 }
 
-// The SA rate enum of the link PortInfo describes (active width x speed).
+// The SA rate enum of the link PortInfo describes (active width x speed);
+// 0 when PortInfo names no single rate.
 uint8_t link_rate_enum(const mad::PortInfo& pi) {
-  fabric::LinkRate r;
-  switch (pi.link_width_active) {
-    case 1: r.width = fabric::LinkWidth::X1; break;
-    case 2: r.width = fabric::LinkWidth::X4; break;
-    case 4: r.width = fabric::LinkWidth::X8; break;
-    case 8: r.width = fabric::LinkWidth::X12; break;
-    case 16: r.width = fabric::LinkWidth::X2; break;
-    default: return 0;
-  }
-  switch (pi.link_speed_ext_active) {
-    case 1: r.speed = fabric::LinkSpeed::FDR; break;
-    case 2: r.speed = fabric::LinkSpeed::EDR; break;
-    case 4: r.speed = fabric::LinkSpeed::HDR; break;
-    case 8: r.speed = fabric::LinkSpeed::NDR; break;
-    default:
-      r.speed = pi.link_speed_active == 4 ? fabric::LinkSpeed::QDR
-                : pi.link_speed_active == 2 ? fabric::LinkSpeed::DDR : fabric::LinkSpeed::SDR;
-  }
-  return r.sa_rate();
+  const auto r = fabric::LinkRate::from_port_info(pi.link_width_active, pi.link_speed_active, pi.link_speed_ext_active);
+  return r ? r->sa_rate() : 0;
 }
 
 Block packed(const mad::PortInfo& pi) {

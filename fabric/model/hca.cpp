@@ -340,9 +340,10 @@ void Hca::receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sen
       ud_stats_.not_attached++;
       return;
     }
-    // Copy: a receiver may detach (and so edit the list) while we deliver.
-    const std::vector<uint32_t> members = g->qpns;
-    for (uint32_t qpn : members) {
+    // A receiver may detach (and so edit the list) while we deliver: walk a
+    // copy, kept in a buffer reused across packets.
+    mcast_scratch_.assign(g->qpns.begin(), g->qpns.end());
+    for (uint32_t qpn : mcast_scratch_) {
       auto q = qps_.find(qpn);
       if (q == qps_.end()) continue;
       if (loopback && qpn == sender_qpn && q->second.block_self_loopback) continue;

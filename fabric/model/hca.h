@@ -105,6 +105,7 @@ class Hca final : public Node {
   std::unordered_map<uint32_t, Qp> qps_;
   uint32_t next_qpn_ = kFirstQpn;
   std::array<std::vector<McastGroup>, 2> groups_;
+  std::vector<uint32_t> mcast_scratch_;  // receive_ud's copy of a group's QPs
   std::vector<PortEventListener*> listeners_;
   UdStats ud_stats_;
 };

@@ -77,6 +77,21 @@ uint8_t LinkRate::width_bits() const { return kWidthBits[static_cast<int>(width)
 uint8_t LinkRate::speed_bits() const { return info(speed).speed_bits; }
 uint8_t LinkRate::speed_ext_bits() const { return info(speed).speed_ext_bits; }
 
+std::optional<LinkRate> LinkRate::from_port_info(uint8_t width_bits, uint8_t speed_bits, uint8_t speed_ext_bits) {
+  LinkRate r;
+  bool width_ok = false, speed_ok = false;
+  for (int i = 0; i < 5; ++i)
+    if (kWidthBits[i] == width_bits) r.width = static_cast<LinkWidth>(i), width_ok = true;
+  for (int i = 0; i < 7; ++i) {
+    const SpeedInfo& sp = kSpeeds[i];
+    const bool match = speed_ext_bits != 0 ? sp.speed_ext_bits == speed_ext_bits
+                                           : sp.speed_ext_bits == 0 && sp.speed_bits == speed_bits;
+    if (match) r.speed = static_cast<LinkSpeed>(i), speed_ok = true;
+  }
+  if (!width_ok || !speed_ok) return std::nullopt;
+  return r;
+}
+
 uint8_t LinkRate::sa_rate() const {
   // The IBTA rate enum (PathRecord/MCMemberRecord Rate, ibv_rate) keyed by
   // the nominal rate in tenths of Gb/s. The enum is not monotonic.

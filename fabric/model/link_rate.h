@@ -40,6 +40,10 @@ struct LinkRate {
   uint8_t speed_ext_bits() const;       // LinkSpeedExtActive: 0, 1=FDR 2=EDR 4=HDR 8=NDR
   // SA/PathRecord rate enum (2=2.5 3=10 4=30 5=5 6=20 ... 21=400 Gb/s).
   uint8_t sa_rate() const;
+  // The inverse of width_bits/speed_bits/speed_ext_bits, from PortInfo's
+  // active fields (a non-zero ext speed wins); nullopt for a width or speed
+  // that names no single value.
+  static std::optional<LinkRate> from_port_info(uint8_t width_bits, uint8_t speed_bits, uint8_t speed_ext_bits);
 
   friend bool operator==(const LinkRate&, const LinkRate&) = default;
 };

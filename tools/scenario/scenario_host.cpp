@@ -72,7 +72,6 @@ void ScenarioHost::send_request(std::array<uint8_t, 256> mad, uint32_t tid, Done
 }
 
 void ScenarioHost::subscribe(uint16_t trap, Done done) {
-  const fabric::Port& port = hca_.port(port_);
   const uint32_t tid = next_tid_++;
   std::array<uint8_t, 256> mad{};
   mad::SaBuffer m(mad.data(), 256);
@@ -85,7 +84,6 @@ void ScenarioHost::subscribe(uint16_t trap, Done done) {
   info.type = mad::inform_info::kAllTypes;
   info.trap_number = trap;
   info.producer_type = mad::inform_info::kAllProducers;
-  (void)port;
   info.pack(mad::mutable_sa_data(m));
   send_request(mad, tid, std::move(done));
 }
@@ -174,14 +172,14 @@ bool ScenarioHost::send(const McastSpec& spec) {
   sim::Simulator& sim = hca_.fabric().sim();
   for (uint32_t i = 0; i < spec.count; ++i) {
     sim.schedule(sim::Time::us(i), [this, g, mgid, size = spec.size] {
-      std::vector<uint8_t> payload(size, 0xA5);
+      if (payload_.size() < size) payload_.assign(size, 0xA5);  // send_ud copies it into the packet
       fabric::UdSend s;
       s.dlid = g.mlid;
       s.dest_qp = 0xFFFFFF;
       s.qkey = g.qkey;
       s.global = true;
       s.dgid = mgid.raw;
-      s.payload = payload;
+      s.payload = std::span<const uint8_t>(payload_.data(), size);
       if (hca_.send_ud(qpn_, s)) ++sent_;
     });
   }

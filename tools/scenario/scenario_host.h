@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <vector>
 
 #include "fabric/model/hca.h"
 #include "fabric/wire/gid.h"
@@ -86,6 +87,7 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
   std::map<wire::Gid, Group> groups_;
   std::map<uint16_t, uint64_t> reports_;  // by trap number
   uint64_t received_ = 0, sent_ = 0;
+  std::vector<uint8_t> payload_;  // what send() puts in every packet
 };
 
 }  // namespace ibfab::scenario

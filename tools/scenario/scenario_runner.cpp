@@ -212,9 +212,14 @@ void ScenarioRun::collect() {
 }
 
 void ScenarioRun::collect_groups() {
-    sm::SubnetManager& m = current_sm();
-  std::map<uint64_t, std::string> names;
-  for (uint32_t i = 0; i < fabric_->node_count(); ++i) names.emplace(fabric_->node(i).guid(), fabric_->node(i).name());
+  sm::SubnetManager& m = current_sm();
+  std::map<uint64_t, std::string> names;               // node GUID -> name, for tree roots
+  std::map<uint64_t, const fabric::Port*> host_ports;  // port GUID -> port, for --dot
+  for (uint32_t i = 0; i < fabric_->node_count(); ++i) {
+    const fabric::Node& n = fabric_->node(i);
+    names.emplace(n.guid(), n.name());
+    for (uint8_t p = 1; !n.is_switch() && p <= n.num_ports(); ++p) host_ports.emplace(n.port(p).guid(), &n.port(p));
+  }
   r_.mft_smps = m.mcast()->mft_smps_sent();
   r_.mft_entries = m.mcast()->mft_entries();
   const sm::McastLinkLoad load = m.mcast()->link_load();
@@ -240,14 +245,8 @@ void ScenarioRun::collect_groups() {
     r_.groups.push_back(line);
     if (!options_.dot_dir.empty() && t && t->routed) {
       std::vector<const fabric::Port*> ports;
-      for (const auto& [guid, member] : g.members) {
-        (void)member;
-        for (uint32_t i = 0; i < fabric_->node_count(); ++i) {
-          const fabric::Node& n = fabric_->node(i);
-          for (uint8_t p = 1; !n.is_switch() && p <= n.num_ports(); ++p)
-            if (n.port(p).guid() == guid) ports.push_back(&n.port(p));
-        }
-      }
+      for (const auto& [guid, member] : g.members)
+        if (auto it = host_ports.find(guid); it != host_ports.end()) ports.push_back(it->second);
       char name[32];
       std::snprintf(name, sizeof name, "/mlid-%04x.dot", g.rec.mlid);
       std::ofstream dot(options_.dot_dir + name);

@@ -26,6 +26,17 @@ TEST(LinkRate, SerialisationAgreesAcrossTheFastAndWidePaths) {
   EXPECT_EQ(r.serialisation(4'000'000).ps(), static_cast<int64_t>((bits_ps + 13'636'363'635) / 13'636'363'636));
 }
 
+TEST(LinkRate, PortInfoEncodingsRoundTrip) {
+  for (int sp = 0; sp < 7; ++sp)
+    for (int w = 0; w < 5; ++w) {
+      const LinkRate r{static_cast<LinkSpeed>(sp), static_cast<LinkWidth>(w)};
+      EXPECT_EQ(LinkRate::from_port_info(r.width_bits(), r.speed_bits(), r.speed_ext_bits()), r) << r.str();
+    }
+  EXPECT_FALSE(LinkRate::from_port_info(3, 4, 0)) << "width bits 1|2 name no single width";
+  EXPECT_FALSE(LinkRate::from_port_info(2, 0, 0)) << "no speed";
+  EXPECT_FALSE(LinkRate::from_port_info(2, 1, 3)) << "ext speed bits 1|2";
+}
+
 TEST(LinkRate, ParsesAndPrintsTheIbnetdiscoverForm) {
   auto r = LinkRate::parse("12xHDR");
   ASSERT_TRUE(r);
