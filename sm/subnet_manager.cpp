@@ -50,7 +50,8 @@ SubnetManager::SubnetManager(fabric::Hca& hca, uint8_t port, SmOptions options)
   // Policies are checked now (std::invalid_argument names the bad one).
   mcast_ = std::make_unique<McastManager>(
       subnet_, sender_,
-      make_mcast_policies(options_.mcast_root, options_.mcast_tree, options_.mlid_allocator, options_.admission));
+      make_mcast_policies(options_.mcast_root, options_.mcast_tree, options_.mlid_allocator, options_.admission),
+      options_.mcast_batch);
   groups_ = std::make_unique<McastGroups>(subnet_, *mcast_, options_.groups);
   sa_ = std::make_unique<SaAgent>(hca, port, subnet_, *groups_);
   SmInfoAgent::Handlers h;

@@ -65,6 +65,8 @@ struct SmOptions {
   std::string mcast_tree = "shortest-path";
   std::string mlid_allocator = "lowest-free";
   std::string admission = "unlimited";
+  // MFT changes are programmed in batches this far apart (McastManager).
+  sim::Time mcast_batch = sim::Time::zero();
   McastOptions groups;
   uint8_t lmc = 0;
   uint8_t subnet_timeout = 18;  // OpenSM's default (4.096 us x 2^18 ~ 1 s)

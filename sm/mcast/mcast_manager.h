@@ -10,13 +10,30 @@
 // member's edge switch the port facing it is set (bit 0 for a switch's own
 // port 0); at every tree switch the ports of its tree links are set.
 //
-// Views: the manager reads the Subnet (the SM's view, never the fabric) at
-// every call, so the SM may rewrite it between calls (a heavy sweep) and
-// then call reroute_all(). Members are kept by port GUID, so they survive
-// a sweep that renumbers Subnet::ports; a member absent from the subnet is
-// left out of the tree until it comes back. MFT state is kept per switch
-// GUID: a switch that has never been written to, or that was forgotten
-// (forget_switch: it rebooted), is all-zero.
+// Batches: membership changes update the trees and the desired MFTs at
+// once, and are programmed together by one flush, `batch` of virtual time
+// after the first change since the previous flush (zero: at the end of the
+// current instant, after the events already due then). A block changed
+// many times in a batch is written once. reroute_all() flushes at once.
+//
+// Incremental: a membership change costs O(tree depth) plus, when the set
+// of edge switches changes, O(switches) to keep every candidate root's
+// cost (root_cost.h) and choose the root again. A new root rebuilds that
+// group's tree; otherwise only the new member's branch is grown, or the
+// leaving member's branch pruned (tree_builder.h: the result is the same
+// as building the tree from scratch). So the root is chosen again only
+// when the edge switches change: a least-loaded root stays while members
+// come and go on the switches the tree already reaches.
+//
+// Views: the manager reads the Subnet (the SM's view, never the fabric).
+// When the SM publishes a new subnet (a heavy sweep) it calls
+// reroute_all(), which resolves every member anew and rebuilds every tree;
+// a call that finds the subnet replaced without it does the same first.
+// Members are kept by port GUID, so they survive a sweep that renumbers
+// Subnet::ports; a member absent from the subnet is left out of the tree
+// until it comes back. MFT state is kept per switch GUID: a switch that has
+// never been written to, or that was forgotten (forget_switch: it
+// rebooted), is all-zero.
 //
 // Lifetime: `subnet` and `sender` must outlive the manager. Answers to SMPs
 // that arrive after the manager is gone are ignored.
@@ -30,9 +47,12 @@
 #include <utility>
 #include <vector>
 
+#include "sim/event_handle.h"
+#include "sim/time.h"
 #include "sm/mcast/mcast_metrics.h"
 #include "sm/mcast/mcast_policies.h"
 #include "sm/mcast/mft_shadow.h"
+#include "sm/mcast/root_cost.h"
 #include "sm/sa/mcast_routing.h"
 #include "sm/smp_sender.h"
 #include "sm/subnet.h"
@@ -41,7 +61,8 @@ namespace ibfab::sm {
 
 class McastManager final : public McastRouting {
  public:
-  McastManager(const Subnet& subnet, SmpSender& sender, McastPolicies policies = McastPolicies::opensm());
+  McastManager(const Subnet& subnet, SmpSender& sender, McastPolicies policies = McastPolicies::opensm(),
+               sim::Time batch = sim::Time::zero());
   McastManager(const McastManager&) = delete;
   McastManager& operator=(const McastManager&) = delete;
 
@@ -54,29 +75,34 @@ class McastManager final : public McastRouting {
   // MLID field, honoured when in range and free).
   std::optional<uint16_t> allocate_mlid(std::optional<uint16_t> requested) override;
   // Frees `mlid`; if it still has members, they are dropped and its MFT
-  // entries cleared, as set_members(mlid, {}) does.
+  // entries cleared, as clear_members(mlid) does.
   void free_mlid(uint16_t mlid) override;
   // Whether port `port` (index into Subnet::ports) may become a member of
   // `mlid`, by the join admission policy. False for an unknown index.
   bool admit(uint32_t port, uint16_t mlid) override;
 
   // --- Routing ---
-  // Sets the member ports of `mlid` (indices into Subnet::ports: the union
-  // over every group sharing the MLID; order and repeats do not matter),
-  // recomputes its tree, and sends at once the MFT blocks that changed.
-  // An MLID outside mlid_range() (the cap shrank at a sweep) keeps its
-  // members but gets no tree. Throws std::out_of_range for a LID that is
-  // not multicast (below 0xC000, or 0xFFFF) or a port index outside
-  // Subnet::ports; nothing changes then.
-  void set_members(uint16_t mlid, std::vector<uint32_t> member_ports) override;
-  // Recomputes every MLID's tree, in ascending MLID order, against the
-  // subnet as it is now, and sends every block (of every switch in the
-  // subnet) that differs from what was written. MLIDs outside mlid_range()
-  // keep their members but get no tree.
+  // Membership changes of `mlid` (by port GUID); each updates the tree at
+  // once and leaves the MFT blocks that changed to the batch's flush. Adding a member twice or
+  // removing a non-member changes nothing. An MLID outside mlid_range()
+  // (the cap shrank at a sweep) keeps its members but gets no tree. Throw
+  // std::out_of_range for a LID that is not multicast (below 0xC000, or
+  // 0xFFFF); nothing changes then.
+  void add_member(uint16_t mlid, uint64_t port_guid) override;
+  void remove_member(uint16_t mlid, uint64_t port_guid) override;
+  void clear_members(uint16_t mlid) override;
+  // Makes the members of `mlid` exactly `member_ports` (indices into
+  // Subnet::ports; order and repeats do not matter) by the adds and
+  // removes above, as one call. Also throws
+  // std::out_of_range for an index outside Subnet::ports.
+  void set_members(uint16_t mlid, const std::vector<uint32_t>& member_ports);
+  // Resolves every member against the subnet as it is now, rebuilds every
+  // MLID's tree, and sends at once every block (of every switch in the
+  // subnet) that differs from what was written, with any batch pending.
   void reroute_all();
   // The switch `guid` lost its MFT (it rebooted): it is treated as all-zero
   // again. Its blocks are rewritten by the next reroute_all() (or, block by
-  // block, by set_members of an MLID in its tree).
+  // block, by changes to an MLID in its tree).
   void forget_switch(uint64_t guid) { shadow_.forget(guid); }
   // Runs `fn` once every MFT SMP sent so far (and any rewrite they cause)
   // has been answered or given up; at once if none is outstanding. Unlike
@@ -85,12 +111,12 @@ class McastManager final : public McastRouting {
 
   // --- Queries and metrics ---
   std::vector<uint64_t> members(uint16_t mlid) const;  // port GUIDs, ascending
-  // The last tree computed for `mlid`; nullptr if it has no members.
-  const McastTreeInfo* tree(uint16_t mlid) const;
+  // The tree of `mlid` as it stands; nullopt if it has no members.
+  std::optional<McastTreeInfo> tree(uint16_t mlid) const;
   std::vector<McastTreeInfo> trees() const;  // ascending MLID
-  // The MFT ports the manager wants on switch `guid` for `mlid`, one mask
-  // per 16-port position (empty: no entry).
-  MftShadow::Masks mft(uint64_t guid, uint16_t mlid) const { return shadow_.desired(guid, mlid); }
+  // The MFT ports the manager wants on switch `guid` for `mlid` (empty: no
+  // entry).
+  PortMask mft(uint64_t guid, uint16_t mlid) const { return shadow_.desired(guid, mlid); }
   // (switch, MLID) pairs with any port set.
   std::size_t mft_entries() const { return shadow_.entries(); }
   std::map<uint64_t, std::size_t> mft_entries_per_switch() const { return shadow_.entries_per_switch(); }
@@ -98,45 +124,94 @@ class McastManager final : public McastRouting {
   uint64_t mft_smps_sent() const { return smps_sent_; }
   uint64_t mft_smps_failed() const { return smps_failed_; }
   std::size_t outstanding() const { return outstanding_; }
-  // One entry per set_members / reroute_all call, in call order.
+  // One entry per membership call (add/remove/clear/set_members) and per
+  // reroute_all, in call order. Calls flushed together share their batch's
+  // SMP counts and programmed time.
   const std::vector<McastProgramming>& programming() const { return runs_; }
   const McastPolicies& policies() const { return policies_; }
 
  private:
-  struct End {
-    uint64_t guid;
-    uint8_t port;
-    auto operator<=>(const End&) const = default;
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // Where a member meets the switch graph of the current subnet.
+  struct Member {
+    uint32_t sw = kNone;  // edge switch index; kNone: not in the subnet
+    uint8_t port = 0;     // the edge switch's port facing it (0: the switch itself)
+    bool is_switch = false;
   };
-  struct Record {
-    McastTreeInfo info;
-    std::vector<uint64_t> switches;  // GUIDs of the tree's switches
-    std::vector<End> links;          // each tree link by its lower end
+  struct Node {
+    uint32_t parent = 0;  // == the node's own switch for the root
+    uint8_t up_port = 0, down_port = 0, depth = 0;
+    uint32_t refs = 0;    // children + 1 if members hang off it
+    PortMask mask;        // the MFT entry it gets
+  };
+  struct Group {
+    std::unordered_map<uint64_t, Member> members;  // by port GUID
+    std::size_t attached = 0;                      // members with sw != kNone
+    EdgeMap edges;                                 // edge switch -> members on it
+    std::unique_ptr<RootCost> cost;                // over `edges`, while there are any
+    uint32_t root = kNone;                         // kNone: no tree
+    std::unordered_map<uint32_t, Node> nodes;      // switch index -> tree node
   };
 
-  void index_switches();
-  // Recomputes the tree of `mlid` and its desired MFT entries; returns the
-  // switch GUIDs whose entries changed or are in the tree now.
-  std::vector<uint64_t> route(uint16_t mlid);
-  void write(uint64_t guid, mad::MftAddress a, std::size_t run);
-  void answered(uint64_t guid, mad::MftAddress a, uint64_t seq, std::size_t run, bool ok);
-  std::size_t start_run(uint16_t mlid);
-  void finish_if_done(std::size_t run);
+  // How a membership change moved a group's edge switches.
+  enum class EdgeChange { None, Cost, Added, Removed };
+
+  Member locate(uint64_t guid) const;
+  void join(uint16_t mlid, Group& g, uint64_t guid);
+  void leave(uint16_t mlid, Group& g, uint64_t guid);
+  EdgeChange attach(Group& g, const Member& m);
+  EdgeChange detach(Group& g, const Member& m);
+  // Brings the tree up to date after member `m` joined or left.
+  void update(uint16_t mlid, Group& g, const Member& m, bool joined, EdgeChange c);
+  // Chooses the root again; returns true if the tree was rebuilt (a new
+  // root) or torn down (none), false if the root stays.
+  bool reroot(uint16_t mlid, Group& g);
+  bool wants_tree(uint16_t mlid, const Group& g) const;
+  void build(uint16_t mlid, Group& g, uint32_t root);
+  void tear_down(uint16_t mlid, Group& g);
+  // Grows the branch from edge switch `sw` up to the tree; false if it
+  // cannot reach the root.
+  bool grow(uint16_t mlid, Group& g, uint32_t sw);
+  void prune(uint16_t mlid, Group& g, uint32_t sw);
+  void member_bit(uint16_t mlid, Group& g, const Member& m, bool on);
+  // The desired entry of `mlid` on switch `sw` is now `mask`.
+  void publish(uint16_t mlid, uint32_t sw, const PortMask& mask);
+  void drop_if_empty(uint16_t mlid);
+
+  // Whether the subnet was replaced since the trees were built.
+  bool subnet_changed() const;
+  void resync();
+  // Records a membership call and makes sure a flush is coming.
+  void start_run(uint16_t mlid);
+  // Sends the stale blocks of every switch (all) or of the switches and
+  // blocks marked dirty, for the calls since the previous flush.
+  void flush(bool all);
+  void write(uint32_t sw, mad::MftAddress a, std::size_t batch);
+  void answered(uint64_t guid, mad::MftAddress a, uint64_t seq, std::size_t batch, bool ok);
+  void finish_if_done(std::size_t batch);
   uint8_t positions(uint32_t sw) const;
 
   const Subnet& subnet_;
   SmpSender& sender_;
   McastPolicies policies_;
   MftShadow shadow_;
-  std::map<uint16_t, std::vector<uint64_t>> members_;   // MLID -> port GUIDs (ascending)
+  std::map<uint16_t, Group> groups_;                     // by MLID
   std::unordered_map<uint64_t, std::size_t> groups_of_;  // port GUID -> MLIDs it is in
-  std::map<uint16_t, Record> trees_;
-  std::unordered_map<uint64_t, uint32_t> carried_;       // switch GUID -> trees it is in
-  std::unordered_map<uint64_t, uint32_t> index_;         // switch GUID -> Subnet::graph index
-  const RoutingSwitch* indexed_data_ = nullptr;          // the switch list index_ was built from
-  std::size_t indexed_size_ = 0;
+  std::vector<uint32_t> carried_;                        // switch index -> trees it is in
+  std::vector<uint64_t> dirty_;                          // switch index << 16 | MFT block
+  std::unordered_map<uint64_t, uint32_t> index_;         // switch GUID -> index (answers, rewrites)
+  const RoutingSwitch* synced_data_ = nullptr;           // the switch list the trees were built on
+  std::size_t synced_size_ = 0;
+  struct Batch {
+    std::size_t first_run = 0, end_run = 0;  // its calls: runs_[first_run, end_run)
+    uint32_t pending = 0;                    // SMPs not yet answered
+    uint32_t smps = 0, failed = 0;
+  };
+  sim::Time batch_;
   std::vector<McastProgramming> runs_;
-  std::vector<uint32_t> run_pending_;                    // per run: SMPs not yet answered
+  std::size_t unflushed_ = 0;                            // runs_[unflushed_..] wait for a flush
+  std::vector<Batch> batches_;
+  sim::EventHandle flush_event_;
   std::vector<std::function<void()>> waiters_;
   std::size_t outstanding_ = 0;
   uint64_t smps_sent_ = 0, smps_failed_ = 0;

@@ -1,8 +1,6 @@
 #include "sm/mcast/mft_shadow.h"
 
 #include <algorithm>
-#include <iterator>
-#include <set>
 
 namespace ibfab::sm {
 
@@ -11,47 +9,36 @@ namespace {
 using mad::MftAddress;
 using mad::MulticastForwardingTable;
 
-bool any_bit(const MftShadow::Masks& m) {
-  return std::any_of(m.begin(), m.end(), [](uint16_t v) { return v != 0; });
-}
-
 }  // namespace
 
-std::vector<uint64_t> MftShadow::set_desired(uint16_t mlid, const std::map<uint64_t, Masks>& masks) {
-  std::vector<uint64_t> changed;
-  std::vector<uint64_t> now;
-  std::vector<uint64_t>& before = switches_of_[mlid];
-  for (const uint64_t guid : before) {  // entries that go away
-    auto it = masks.find(guid);
-    if (it != masks.end() && any_bit(it->second)) continue;
-    desired_[guid].erase(mlid);
-    changed.push_back(guid);
+bool MftShadow::set_desired(uint64_t guid, uint16_t mlid, const PortMask& mask) {
+  if (mask.empty()) {
+    auto sw = desired_.find(guid);
+    if (sw == desired_.end() || !sw->second.erase(mlid)) return false;
+    --entries_;
+    if (sw->second.empty()) desired_.erase(sw);
+    return true;
   }
-  for (const auto& [guid, m] : masks) {
-    if (!any_bit(m)) continue;
-    now.push_back(guid);
-    Masks& slot = desired_[guid][mlid];
-    if (slot != m) {
-      slot = m;
-      changed.push_back(guid);
-    }
+  auto [it, added] = desired_[guid].try_emplace(mlid, mask);
+  if (added) {
+    ++entries_;
+    return true;
   }
-  if (now.empty()) switches_of_.erase(mlid);
-  else before = std::move(now);
-  std::sort(changed.begin(), changed.end());
-  return changed;
+  if (it->second == mask) return false;
+  it->second = mask;
+  return true;
 }
 
 void MftShadow::clear_desired() {
   desired_.clear();
-  switches_of_.clear();
+  entries_ = 0;
 }
 
-MftShadow::Masks MftShadow::desired(uint64_t guid, uint16_t mlid) const {
+PortMask MftShadow::desired(uint64_t guid, uint16_t mlid) const {
   auto sw = desired_.find(guid);
   if (sw == desired_.end()) return {};
   auto it = sw->second.find(mlid);
-  return it == sw->second.end() ? Masks{} : it->second;
+  return it == sw->second.end() ? PortMask{} : it->second;
 }
 
 MulticastForwardingTable MftShadow::desired_block(uint64_t guid, MftAddress a) const {
@@ -62,21 +49,23 @@ MulticastForwardingTable MftShadow::desired_block(uint64_t guid, MftAddress a) c
   for (auto it = sw->second.lower_bound(first); it != sw->second.end(); ++it) {
     const auto slot = mad::mft_slot_of(it->first);
     if (!slot || slot->block != a.block) break;
-    if (a.position < it->second.size()) t.port_mask[slot->index] = it->second[a.position];
+    t.port_mask[slot->index] = it->second.position[a.position & 0xF];
   }
   return t;
 }
 
 std::vector<MftAddress> MftShadow::stale(uint64_t guid, uint8_t positions, std::optional<uint16_t> block) const {
-  std::set<uint16_t> blocks;
+  std::vector<uint16_t> blocks;
   if (block) {
-    blocks.insert(*block);
+    blocks.push_back(*block);
   } else {
     if (auto sw = desired_.find(guid); sw != desired_.end())
       for (const auto& [mlid, m] : sw->second)
-        if (auto slot = mad::mft_slot_of(mlid)) blocks.insert(slot->block);
+        if (auto slot = mad::mft_slot_of(mlid)) blocks.push_back(slot->block);
     if (auto sw = written_.find(guid); sw != written_.end())
-      for (const auto& [k, b] : sw->second) blocks.insert(static_cast<uint16_t>(k >> 4));
+      for (const auto& [k, b] : sw->second) blocks.push_back(static_cast<uint16_t>(k >> 4));
+    std::sort(blocks.begin(), blocks.end());
+    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
   }
   const auto written = written_.find(guid);
   std::vector<MftAddress> out;
@@ -124,12 +113,6 @@ bool MftShadow::answered(uint64_t guid, MftAddress a, uint64_t seq, bool ok) {
 std::size_t MftShadow::entries(uint64_t guid) const {
   auto sw = desired_.find(guid);
   return sw == desired_.end() ? 0 : sw->second.size();
-}
-
-std::size_t MftShadow::entries() const {
-  std::size_t n = 0;
-  for (const auto& [guid, m] : desired_) n += m.size();
-  return n;
 }
 
 std::map<uint64_t, std::size_t> MftShadow::entries_per_switch() const {

@@ -1,16 +1,17 @@
 #pragma once
 // The multicast manager's bookkeeping of MFT contents, per switch GUID:
-// what it wants there (desired masks, per MLID) and what it has written
-// (the shadow, per 32-MLID block and 16-port position). A switch it never
-// wrote to is all-zero, the power-on state. It answers which blocks must be
-// written so that a switch holds the desired content; it sends nothing.
+// what it wants there (the desired port mask, per MLID) and what it has
+// written (the shadow, per 32-MLID block and 16-port position). A switch it
+// never wrote to is all-zero, the power-on state. It answers which blocks
+// must be written so that a switch holds the desired content; it sends
+// nothing.
 //
 // A write is recorded when sent (so a second change before the answer does
 // not resend it) and confirmed or disowned when answered: a failed write,
 // or an older write answered after a newer one (a retry overtaking), makes
 // the block "unknown", which differs from any content until rewritten.
 //
-// Memory: desired = one vector of positions per (switch, MLID) in a tree;
+// Memory: desired = one PortMask (32 bytes) per (switch, MLID) in a tree;
 // shadow = 64 bytes per (switch, block, position) ever written.
 #include <cstdint>
 #include <map>
@@ -19,22 +20,19 @@
 #include <vector>
 
 #include "fabric/mad/forwarding_tables.h"
+#include "sm/mcast/port_mask.h"
 
 namespace ibfab::sm {
 
 class MftShadow {
  public:
-  // One mask per position (index = position); all-zero or empty = none.
-  using Masks = std::vector<uint16_t>;
-
-  // Replaces the desired entry of `mlid` on every switch by `masks`
-  // (switch GUID -> masks); switches not named get none. Returns the GUIDs
-  // whose desired entry changed, ascending.
-  std::vector<uint64_t> set_desired(uint16_t mlid, const std::map<uint64_t, Masks>& masks);
+  // Sets the desired entry of `mlid` on switch `guid` (an empty mask: no
+  // entry). Returns whether it changed.
+  bool set_desired(uint64_t guid, uint16_t mlid, const PortMask& mask);
   // Drops every desired entry (the shadow is kept).
   void clear_desired();
-  // The desired masks of `mlid` on `guid` (empty if none).
-  Masks desired(uint64_t guid, uint16_t mlid) const;
+  // The desired mask of `mlid` on `guid` (empty if none).
+  PortMask desired(uint64_t guid, uint16_t mlid) const;
   // The desired content of one block.
   mad::MulticastForwardingTable desired_block(uint64_t guid, mad::MftAddress a) const;
 
@@ -54,7 +52,7 @@ class MftShadow {
 
   // (switch, MLID) pairs with any desired bit set, per switch / in all.
   std::size_t entries(uint64_t guid) const;
-  std::size_t entries() const;
+  std::size_t entries() const { return entries_; }
   std::map<uint64_t, std::size_t> entries_per_switch() const;
 
  private:
@@ -66,9 +64,9 @@ class MftShadow {
   };
   static uint32_t key(mad::MftAddress a) { return uint32_t{a.block} << 4 | a.position; }
 
-  std::unordered_map<uint64_t, std::map<uint16_t, Masks>> desired_;  // guid -> mlid -> masks
-  std::unordered_map<uint16_t, std::vector<uint64_t>> switches_of_;  // mlid -> guids (ascending)
-  std::unordered_map<uint64_t, std::map<uint32_t, Block>> written_;  // guid -> key -> block
+  std::unordered_map<uint64_t, std::map<uint16_t, PortMask>> desired_;  // guid -> mlid -> mask
+  std::unordered_map<uint64_t, std::map<uint32_t, Block>> written_;     // guid -> key -> block
+  std::size_t entries_ = 0;
   uint64_t next_seq_ = 1;
 };
 

@@ -1,59 +1,51 @@
 #include "sm/mcast/tree_builder.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace ibfab::sm {
 
 std::string_view ShortestPathTree::description() const {
-  return "OpenSM's tree: each member on a min-hop path from the root, lowest port first (shared branches)";
+  return "OpenSM's tree: each member on a min-hop path to the root, lowest port first (shared branches)";
 }
 
-std::optional<McastTree> ShortestPathTree::build(const RoutingInput& graph, const RoutingOutput& routes,
-                                                 uint32_t root, std::span<const McastEdge> members) const {
+std::optional<McastTree::Node> ShortestPathTree::parent(const RoutingInput& graph, const RoutingOutput& routes,
+                                                        uint32_t root, uint32_t sw) const {
+  const std::size_t n = graph.switches.size();
+  const uint8_t here = routes.switch_hops(sw, root, n);
+  if (here == kUnreachable || here == 0) return std::nullopt;
+  const RoutingSwitch& s = graph.switches[sw];
+  for (std::size_t p = 1; p < s.ports.size(); ++p) {
+    const RoutingSwitch::Peer& peer = s.ports[p];
+    if (peer.kind != RoutingSwitch::Peer::Kind::Switch || peer.sw >= n) continue;
+    if (routes.switch_hops(peer.sw, root, n) == here - 1)
+      return McastTree::Node{sw, peer.sw, static_cast<uint8_t>(p), peer.port, here};
+  }
+  return std::nullopt;
+}
+
+std::optional<McastTree> build_tree(const TreeBuilder& builder, const RoutingInput& graph,
+                                    const RoutingOutput& routes, uint32_t root, std::span<const McastEdge> members) {
   const std::size_t n = graph.switches.size();
   if (root >= n || routes.hops.size() != n * n) return std::nullopt;
-  std::vector<uint32_t> targets;
+  constexpr uint32_t kOut = UINT32_MAX;
+  std::vector<uint32_t> node_of(n, kOut);  // switch -> its node (kOut: not in the tree yet)
+  std::vector<McastTree::Node> nodes{{root, root, 0, 0, 0}};
+  node_of[root] = 0;
   for (const McastEdge& m : members) {
     if (m.sw >= n) return std::nullopt;
-    targets.push_back(m.sw);
-  }
-  std::sort(targets.begin(), targets.end());
-  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-
-  McastTree tree;
-  constexpr uint32_t kOut = UINT32_MAX;
-  std::vector<uint32_t> node_of(n, kOut);  // switch -> index into tree.nodes
-  tree.nodes.push_back({root, root, 0, 0, 0});
-  node_of[root] = 0;
-  for (const uint32_t t : targets) {
-    uint32_t s = root;
-    while (s != t) {
-      const uint8_t here = routes.switch_hops(s, t, n);
-      if (here == kUnreachable) return std::nullopt;
-      const RoutingSwitch& sw = graph.switches[s];
-      uint8_t best_port = 0;
-      uint8_t best_hops = here;  // a step must do better than staying
-      for (std::size_t p = 1; p < sw.ports.size(); ++p) {
-        const RoutingSwitch::Peer& peer = sw.ports[p];
-        if (peer.kind != RoutingSwitch::Peer::Kind::Switch || peer.sw >= n) continue;
-        const uint8_t h = routes.switch_hops(peer.sw, t, n);
-        if (h < best_hops) {
-          best_hops = h;
-          best_port = static_cast<uint8_t>(p);
-        }
-      }
-      if (best_port == 0) return std::nullopt;
-      const RoutingSwitch::Peer& next = sw.ports[best_port];
-      if (node_of[next.sw] == kOut) {
-        const uint8_t depth = tree.nodes[node_of[s]].depth;
-        if (depth == UINT8_MAX) return std::nullopt;
-        node_of[next.sw] = static_cast<uint32_t>(tree.nodes.size());
-        tree.nodes.push_back({next.sw, s, next.port, best_port, static_cast<uint8_t>(depth + 1)});
-      }
-      s = next.sw;
+    for (uint32_t s = m.sw; node_of[s] == kOut;) {
+      const std::optional<McastTree::Node> node = builder.parent(graph, routes, root, s);
+      if (!node) return std::nullopt;
+      node_of[s] = static_cast<uint32_t>(nodes.size());
+      nodes.push_back(*node);
+      s = node->parent;
     }
   }
-  return tree;
+  // Parents before children: by depth, then switch index.
+  std::sort(nodes.begin() + 1, nodes.end(),
+            [](const McastTree::Node& a, const McastTree::Node& b) { return std::tie(a.depth, a.sw) < std::tie(b.depth, b.sw); });
+  return McastTree{std::move(nodes)};
 }
 
 std::unique_ptr<TreeBuilder> make_tree_builder(std::string_view name) {

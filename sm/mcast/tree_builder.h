@@ -1,7 +1,12 @@
 #pragma once
-// Multicast tree builders: from a root and the members' edge switches to a
-// spanning tree (mcast_tree.h). Chosen by name ("shortest-path"); each
+// Multicast tree builders: which neighbour a switch hangs from in a tree
+// rooted at a given switch. Chosen by name ("shortest-path"); each
 // documents in one line what it optimises.
+//
+// A builder decides each switch's parent from the switch and the root
+// alone, one hop nearer the root, so a tree is the union of the chains
+// from its members' edge switches up to the root: the same whatever order
+// members come in, and grown or pruned one member at a time.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -19,28 +24,33 @@ class TreeBuilder {
   virtual ~TreeBuilder() = default;
   virtual std::string_view name() const = 0;
   virtual std::string_view description() const = 0;
-  // A tree rooted at `root` containing the edge switch of every member
-  // (McastTree invariants hold), or nullopt if some member cannot be
-  // reached. Preconditions: root < n; routes.hops is n x n. Deterministic.
-  virtual std::optional<McastTree> build(const RoutingInput& graph, const RoutingOutput& routes, uint32_t root,
-                                         std::span<const McastEdge> members) const = 0;
+  // The tree node of switch `sw` (sw != root): its parent, a neighbour
+  // with one hop less to `root`, the cable's two ends, and depth =
+  // hops(sw, root). nullopt if `sw` cannot reach `root`. Preconditions:
+  // root, sw < n; routes.hops is n x n. Deterministic.
+  virtual std::optional<McastTree::Node> parent(const RoutingInput& graph, const RoutingOutput& routes,
+                                                uint32_t root, uint32_t sw) const = 0;
 };
 
-// "shortest-path" (OpenSM): edge switches are taken in ascending index
-// order; each is reached from the root by stepping, at every switch, out of
-// the lowest-numbered port whose neighbour has the fewest hops to it
-// (deliberately unbalanced, so that members share branches). A step must
-// bring the hop count down, or the member is unreachable. A step into a
-// switch already in the tree adds no edge and the walk goes on from there,
-// so every switch keeps one parent even where two min-hop paths meet.
-// O(edge switches * path length * ports).
+// "shortest-path": a switch hangs from the neighbour behind its
+// lowest-numbered port among those one hop nearer the root. Members share
+// branches as in OpenSM's walk down from the root (on fat trees the trees
+// are the same), but each switch's parent depends on nothing else, so two
+// min-hop paths that meet never give a switch two parents.
 class ShortestPathTree final : public TreeBuilder {
  public:
   std::string_view name() const override { return "shortest-path"; }
   std::string_view description() const override;
-  std::optional<McastTree> build(const RoutingInput& graph, const RoutingOutput& routes, uint32_t root,
-                                 std::span<const McastEdge> members) const override;
+  std::optional<McastTree::Node> parent(const RoutingInput& graph, const RoutingOutput& routes, uint32_t root,
+                                        uint32_t sw) const override;
 };
+
+// The whole tree of `members` rooted at `root` (McastTree invariants
+// hold), or nullopt if some member's edge switch cannot reach it. For
+// tests and one-off queries; the multicast manager grows trees member by
+// member. O(members * depth).
+std::optional<McastTree> build_tree(const TreeBuilder& builder, const RoutingInput& graph,
+                                    const RoutingOutput& routes, uint32_t root, std::span<const McastEdge> members);
 
 // nullptr for an unknown name.
 std::unique_ptr<TreeBuilder> make_tree_builder(std::string_view name);

@@ -110,22 +110,6 @@ bool McastGroups::prefix_ok(const wire::Gid& port_gid) const {
   return port_gid.prefix() == subnet_->prefix || port_gid.prefix() == kLinkLocalPrefix;
 }
 
-std::vector<uint32_t> McastGroups::ports_on_mlid(uint16_t mlid) const {
-  std::vector<uint32_t> out;
-  for (const auto& [mgid, g] : groups_) {
-    if (g.rec.mlid != mlid) continue;
-    for (const auto& [guid, m] : g.members) {
-      auto it = subnet_->port_by_guid.find(guid);
-      if (it != subnet_->port_by_guid.end()) out.push_back(it->second);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-void McastGroups::publish(uint16_t mlid) { routing_->set_members(mlid, ports_on_mlid(mlid)); }
-
 Rec McastGroups::response(const McastGroup& g, Rec rec) const {
   const Rec& s = g.rec;
   rec.mgid = s.mgid;
@@ -284,7 +268,7 @@ McastResult McastGroups::join(uint32_t requester, const Rec& req, uint64_t mask)
   m.join_state = static_cast<uint8_t>(before | (req.join_state & 0xF));
   if (!(before & kFullBits) && (m.join_state & kFullBits) && ++g.full_members == 1 && on_trap)
     on_trap(66, g);
-  if (new_port) publish(g.rec.mlid);
+  if (new_port) routing_->add_member(g.rec.mlid, guid);
   Rec out = response(g, req);
   out.join_state = m.join_state;
   return {st::kOk, out};
@@ -294,12 +278,9 @@ void McastGroups::delete_group(std::map<wire::Gid, McastGroup>::iterator it) {
   McastGroup& g = it->second;
   const uint16_t mlid = g.rec.mlid;
   g.members.clear();
-  if (g.well_known) {
-    publish(mlid);
-    return;
-  }
+  routing_->clear_members(mlid);
+  if (g.well_known) return;
   groups_.erase(it);
-  publish(mlid);
   routing_->free_mlid(mlid);
 }
 
@@ -327,7 +308,7 @@ uint8_t McastGroups::remove_bits(std::map<wire::Gid, McastGroup>::iterator git, 
     delete_group(git);
     return result;
   }
-  if (removed) publish(g.rec.mlid);
+  if (removed) routing_->remove_member(g.rec.mlid, port_guid);
   return result;
 }
 

@@ -25,8 +25,7 @@
 // - The group's Scope is the MGID's scope nibble (for an SA-assigned MGID,
 //   the Scope asked for, or 2).
 // - consolidate_ipv6_snm_req is not implemented: every group gets its own
-//   MLID, so an MLID carries one group (set_members still sends the union
-//   over every group on the MLID).
+//   MLID, so an MLID carries one group.
 // - PortGIDs with the link-local prefix fe80::/64 are accepted as well as
 //   the subnet prefix (OpenSM 3.3.24+), and echoed back as sent.
 #include <cstdint>
@@ -110,8 +109,6 @@ class McastGroups {
 
   const std::map<wire::Gid, McastGroup>& groups() const { return groups_; }
   const McastGroup* find(const wire::Gid& mgid) const;
-  // Member ports (Subnet::ports indices) of every group on `mlid`.
-  std::vector<uint32_t> ports_on_mlid(uint16_t mlid) const;
   // Empty when the table is consistent (every full_members matches its
   // members, MLIDs unique, non-well-known groups have a full member),
   // else a description of the first problem.
@@ -132,7 +129,6 @@ class McastGroups {
   uint16_t create(uint32_t port_index, const Rec& req, uint64_t mask, wire::Gid& mgid);
   uint16_t check_group_fields(const McastGroup& g, const SubnetPort& port, const Rec& req,
                               uint64_t mask) const;
-  void publish(uint16_t mlid);
   void delete_group(std::map<wire::Gid, McastGroup>::iterator it);
   // Applies stored & ~bits to a member; returns the remaining state.
   uint8_t remove_bits(std::map<wire::Gid, McastGroup>::iterator git, uint64_t port_guid,

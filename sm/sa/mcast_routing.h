@@ -1,12 +1,12 @@
 #pragma once
 // What the SA needs from the multicast manager, and nothing more: MLIDs,
-// admission of a port into a group, and the member ports of an MLID. The
-// SA (mcast_groups.h) calls it synchronously while it handles a join or a
-// leave; the multicast manager implements it (the SA does not include the
-// manager), and tests implement it with a recording fake.
+// admission of a port into a group, and membership changes, one port at a
+// time. An MLID carries one group. The SA (mcast_groups.h) calls it
+// synchronously while it handles a join or a leave; the multicast manager
+// implements it (the SA does not include the manager), and tests implement
+// it with a recording fake.
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 namespace ibfab::sm {
 
@@ -22,11 +22,14 @@ class McastRouting {
   // member of the group on `mlid`? Asked once, before a port is added to a
   // group it is not a member of yet. A refusal is answered 0x0100.
   virtual bool admit(uint32_t port_index, uint16_t mlid) = 0;
-  // The member ports (Subnet::ports indices, sorted, no duplicates) of
-  // every group on `mlid` changed (a port added or removed; a JoinState
-  // change alone does not call it). Empty when the MLID lost its last
-  // member; free_mlid() follows when the group is deleted.
-  virtual void set_members(uint16_t mlid, std::vector<uint32_t> ports) = 0;
+  // Port `port_guid` became a member of the group on `mlid` (it was not).
+  // A JoinState change alone does not call it.
+  virtual void add_member(uint16_t mlid, uint64_t port_guid) = 0;
+  // Port `port_guid` is no longer a member of the group on `mlid`.
+  virtual void remove_member(uint16_t mlid, uint64_t port_guid) = 0;
+  // The group on `mlid` lost every member at once (it is deleted, or a
+  // well-known group was emptied); free_mlid() follows a deletion.
+  virtual void clear_members(uint16_t mlid) = 0;
 };
 
 }  // namespace ibfab::sm

@@ -34,22 +34,25 @@ McastEdge host(const TestFabric& f, std::size_t i) {  // end_ports[i] as a CA me
   return {f.end_ports[i].sw, f.end_ports[i].port, false};
 }
 
+std::vector<uint8_t> costs(const Routed& r, const std::vector<McastEdge>& members) {
+  return root_costs(r.out, r.f.n(), members);
+}
+
 // fat-tree:2:8: end_ports in leaf order, four per leaf; switches L1..L8 are
 // indices 0..7, spines S1..S4 are 8..11.
 TEST(McastRoot, MinMaxHopPicksTheFirstSpineAcrossLeavesAndTheLeafWithinOne) {
   const Routed r = routed("fat-tree:2:8");
   MinMaxHopRoot sel;
   const std::vector<McastEdge> across = {host(r.f, 0), host(r.f, 5), host(r.f, 31)};
-  const RootQuery q{r.f.in, r.out, across, {}};
-  EXPECT_EQ(sel.select(q), r.f.switch_named("S1"));
-  EXPECT_EQ(max_member_hops(q, r.f.switch_named("S3")), 2u);
-  EXPECT_EQ(max_member_hops(q, r.f.switch_named("L1")), 3u);
-  const std::vector<McastEdge> within = {host(r.f, 4), host(r.f, 6)};
-  EXPECT_EQ(sel.select({r.f.in, r.out, within, {}}), r.f.switch_named("L2"));
+  const std::vector<uint8_t> c = costs(r, across);
+  EXPECT_EQ(sel.select(c, {}), r.f.switch_named("S1"));
+  EXPECT_EQ(c[r.f.switch_named("S3")], 2u);
+  EXPECT_EQ(c[r.f.switch_named("L1")], 3u);
+  EXPECT_EQ(sel.select(costs(r, {host(r.f, 4), host(r.f, 6)}), {}), r.f.switch_named("L2"));
   // A switch member costs no extra hop: L2 itself plus a host on L3.
-  const std::vector<McastEdge> sw = {{r.f.switch_named("L2"), 0, true}, host(r.f, 8)};
-  EXPECT_EQ(max_member_hops({r.f.in, r.out, sw, {}}, r.f.switch_named("L2")), 3u);
-  EXPECT_EQ(max_member_hops({r.f.in, r.out, sw, {}}, r.f.switch_named("S2")), 2u);
+  const std::vector<uint8_t> sw = costs(r, {{r.f.switch_named("L2"), 0, true}, host(r.f, 8)});
+  EXPECT_EQ(sw[r.f.switch_named("L2")], 3u);
+  EXPECT_EQ(sw[r.f.switch_named("S2")], 2u);
 }
 
 TEST(McastRoot, NoRootWhenAMemberIsUnreachable) {
@@ -59,21 +62,51 @@ TEST(McastRoot, NoRootWhenAMemberIsUnreachable) {
   std::string error;
   ASSERT_TRUE(make_routing_engine("minhop")->route(r.f.in, r.out, error));
   const std::vector<McastEdge> m = {host(r.f, 0), host(r.f, 1)};
-  EXPECT_EQ(MinMaxHopRoot().select({r.f.in, r.out, m, {}}), std::nullopt);
-  EXPECT_EQ(LeastLoadedRoot().select({r.f.in, r.out, m, {}}), std::nullopt);
-  EXPECT_EQ(ShortestPathTree().build(r.f.in, r.out, 0, m), std::nullopt);
+  EXPECT_EQ(costs(r, m), (std::vector<uint8_t>{kNoRoot, kNoRoot}));
+  EXPECT_EQ(MinMaxHopRoot().select(costs(r, m), {}), std::nullopt);
+  EXPECT_EQ(LeastLoadedRoot().select(costs(r, m), {}), std::nullopt);
+  EXPECT_EQ(build_tree(ShortestPathTree(), r.f.in, r.out, 0, m), std::nullopt);
 }
 
 TEST(McastRoot, LeastLoadedAvoidsBusySwitchesWithinOneHop) {
   const Routed r = routed("fat-tree:2:8");
   LeastLoadedRoot sel;
-  const std::vector<McastEdge> m = {host(r.f, 0), host(r.f, 31)};  // L1, L8
+  const std::vector<uint8_t> c = costs(r, {host(r.f, 0), host(r.f, 31)});  // L1, L8
   std::vector<uint32_t> load(r.f.n(), 1);
-  EXPECT_EQ(sel.select({r.f.in, r.out, m, load}), r.f.switch_named("S1"));  // all equal: cheapest, first
+  EXPECT_EQ(sel.select(c, load), r.f.switch_named("S1"));  // all equal: cheapest, first
   load[r.f.switch_named("S1")] = 2;
-  EXPECT_EQ(sel.select({r.f.in, r.out, m, load}), r.f.switch_named("S2"));
+  EXPECT_EQ(sel.select(c, load), r.f.switch_named("S2"));
   load[r.f.switch_named("L5")] = 0;  // cost 3: within one hop of 2
-  EXPECT_EQ(sel.select({r.f.in, r.out, m, load}), r.f.switch_named("L5"));
+  EXPECT_EQ(sel.select(c, load), r.f.switch_named("L5"));
+}
+
+// Edge switches coming and going one at a time give the costs computed
+// from scratch, on every topology.
+TEST(McastRoot, IncrementalCostsMatchCostsFromScratch) {
+  for (const std::string spec : {"fat-tree:2:8", "fat-tree:3:4", "ring:7", "torus:4x4"}) {
+    SCOPED_TRACE(spec);
+    const Routed r = routed(spec);
+    RootCost cost(r.out, r.f.n());
+    EdgeMap edges;
+    std::vector<McastEdge> members;
+    const auto expect_same = [&] { EXPECT_EQ(std::vector<uint8_t>(cost.costs().begin(), cost.costs().end()), costs(r, members)); };
+    for (std::size_t i = 0; i < r.f.end_ports.size(); i += 2) {
+      const McastEdge m = host(r.f, i);
+      if (edges[m.sw].empty()) cost.add(m.sw, 1);
+      ++edges[m.sw].ca;
+      members.push_back(m);
+      expect_same();
+    }
+    while (!members.empty()) {  // leave from the middle, so the far ends stay longest
+      const McastEdge m = members[members.size() / 2];
+      members.erase(members.begin() + static_cast<std::ptrdiff_t>(members.size() / 2));
+      if (--edges[m.sw].ca == 0) {
+        edges.erase(m.sw);
+        cost.remove(m.sw, 1, edges);
+      }
+      if (!members.empty()) expect_same();
+    }
+  }
 }
 
 // Tree invariants (mcast_tree.h) and reachability of every member.
@@ -104,27 +137,39 @@ TEST(McastTree, ShortestPathTreesAreTreesOnEveryTopology) {
     for (std::size_t stride = 1; stride < hosts; stride += 3) {
       std::vector<McastEdge> m;
       for (std::size_t i = 0; i < hosts; i += stride) m.push_back(host(r.f, i));
-      const std::optional<uint32_t> root = MinMaxHopRoot().select({r.f.in, r.out, m, {}});
+      const std::optional<uint32_t> root = MinMaxHopRoot().select(costs(r, m), {});
       ASSERT_TRUE(root) << spec;
-      const std::optional<McastTree> t = ShortestPathTree().build(r.f.in, r.out, *root, m);
+      const std::optional<McastTree> t = build_tree(ShortestPathTree(), r.f.in, r.out, *root, m);
       ASSERT_TRUE(t) << spec;
       EXPECT_EQ(t->root(), *root);
       SCOPED_TRACE(spec + " stride " + std::to_string(stride));
       expect_tree(r, *t, m);
+      // The same tree whatever order the members come in.
+      std::vector<McastEdge> reversed(m.rbegin(), m.rend());
+      const std::optional<McastTree> again = build_tree(ShortestPathTree(), r.f.in, r.out, *root, reversed);
+      ASSERT_TRUE(again);
+      ASSERT_EQ(again->nodes.size(), t->nodes.size());
+      for (std::size_t i = 0; i < t->nodes.size(); ++i) {
+        EXPECT_EQ(again->nodes[i].sw, t->nodes[i].sw);
+        EXPECT_EQ(again->nodes[i].parent, t->nodes[i].parent);
+        EXPECT_EQ(again->nodes[i].up_port, t->nodes[i].up_port);
+      }
     }
   }
 }
 
 TEST(McastTree, ShortestPathTakesTheLowestNumberedMinHopPort) {
   const Routed r = routed("fat-tree:2:8");
-  // Rooted at L1, reaching L2: four spines are equally near; port 5 (S1) wins.
+  // Rooted at L1, reaching L2: four spines are equally near; L2's port 5
+  // (to S1) is the lowest.
   const std::vector<McastEdge> m = {host(r.f, 0), host(r.f, 4)};
-  const auto t = ShortestPathTree().build(r.f.in, r.out, r.f.switch_named("L1"), m);
+  const auto t = build_tree(ShortestPathTree(), r.f.in, r.out, r.f.switch_named("L1"), m);
   ASSERT_TRUE(t);
   ASSERT_EQ(t->nodes.size(), 3u);
   EXPECT_EQ(t->nodes[1].sw, r.f.switch_named("S1"));
   EXPECT_EQ(t->nodes[1].down_port, 5u);
   EXPECT_EQ(t->nodes[2].sw, r.f.switch_named("L2"));
+  EXPECT_EQ(t->nodes[2].up_port, 5u);
   EXPECT_EQ(t->nodes[2].depth, 2u);
 }
 
@@ -133,8 +178,12 @@ TEST(McastShadow, DiffsBlocksAndDistrustsFailedOrOvertakenWrites) {
   constexpr uint64_t kSw = 0x42;
   const mad::MftAddress b0{0, 0};
   EXPECT_TRUE(sh.stale(kSw, 2, std::nullopt).empty());  // never written: all zero, nothing wanted
-  EXPECT_EQ(sh.set_desired(0xC001, {{kSw, {0x0006, 0x0001}}}), std::vector<uint64_t>{kSw});
-  EXPECT_EQ(sh.set_desired(0xC001, {{kSw, {0x0006, 0x0001}}}), std::vector<uint64_t>{});  // no change
+  PortMask m;
+  m.set(1);
+  m.set(2);
+  m.set(16);
+  EXPECT_TRUE(sh.set_desired(kSw, 0xC001, m));
+  EXPECT_FALSE(sh.set_desired(kSw, 0xC001, m));  // no change
   EXPECT_EQ(sh.stale(kSw, 2, std::nullopt), (std::vector<mad::MftAddress>{{0, 0}, {0, 1}}));
   EXPECT_EQ(sh.desired_block(kSw, b0).port_mask[1], 0x0006);
   const uint64_t first = sh.sent(kSw, b0, sh.desired_block(kSw, b0));
@@ -143,7 +192,9 @@ TEST(McastShadow, DiffsBlocksAndDistrustsFailedOrOvertakenWrites) {
   EXPECT_EQ(sh.entries(), 1u);
   // A second write to block 0 overtakes the first: the first's late answer
   // makes the block unknown.
-  sh.set_desired(0xC002, {{kSw, {0x0001}}});
+  PortMask zero;
+  zero.set(0);
+  sh.set_desired(kSw, 0xC002, zero);
   const uint64_t second = sh.sent(kSw, b0, sh.desired_block(kSw, b0));
   EXPECT_FALSE(sh.answered(kSw, b0, second, true));
   EXPECT_TRUE(sh.answered(kSw, b0, first, true));

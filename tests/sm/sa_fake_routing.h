@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "sm/sa/mcast_routing.h"
@@ -37,25 +38,33 @@ class FakeRouting : public McastRouting {
     admits.emplace_back(port_index, mlid);
     return !refuse.count(port_index);
   }
-  void set_members(uint16_t mlid, std::vector<uint32_t> ports) override {
-    members[mlid] = ports;
-    set_calls.emplace_back(mlid, std::move(ports));
+  void add_member(uint16_t mlid, uint64_t port_guid) override {
+    members[mlid].insert(port_guid);
+    ++changes;
+  }
+  void remove_member(uint16_t mlid, uint64_t port_guid) override {
+    members[mlid].erase(port_guid);
+    ++changes;
+  }
+  void clear_members(uint16_t mlid) override {
+    members[mlid].clear();
+    ++changes;
   }
 
   // State a failed request must not change.
   struct State {
     std::set<uint16_t> taken;
-    std::map<uint16_t, std::vector<uint32_t>> members;
-    std::size_t set_calls = 0;
+    std::map<uint16_t, std::set<uint64_t>> members;
+    std::size_t changes = 0;
     friend bool operator==(const State&, const State&) = default;
   };
-  State state() const { return {taken, members, set_calls.size()}; }
+  State state() const { return {taken, members, changes}; }
 
   std::set<uint16_t> taken;
   std::vector<uint16_t> freed;
   std::vector<std::pair<uint32_t, uint16_t>> admits;
-  std::vector<std::pair<uint16_t, std::vector<uint32_t>>> set_calls;
-  std::map<uint16_t, std::vector<uint32_t>> members;  // last set_members per MLID
+  std::map<uint16_t, std::set<uint64_t>> members;  // port GUIDs per MLID
+  std::size_t changes = 0;                         // membership calls
   std::set<uint32_t> refuse;                          // ports admit() refuses
   uint64_t allocations = 0;
 

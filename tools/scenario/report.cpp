@@ -24,6 +24,17 @@ std::string quoted(const std::string& s) {
   return o + "\"";
 }
 
+std::string median_of(std::vector<int64_t> v) {
+  if (v.empty()) return "-";
+  std::sort(v.begin(), v.end());
+  return sim::Time::ps(v[v.size() / 2]).str();
+}
+
+std::string max_of(const std::vector<int64_t>& v) {
+  if (v.empty()) return "-";
+  return sim::Time::ps(*std::max_element(v.begin(), v.end())).str();
+}
+
 }  // namespace
 
 bool Report::passed() const {
@@ -93,6 +104,14 @@ void print_text(const Report& r, std::ostream& out) {
   }
   for (const std::string& t : r.timeline) out << "multicast  " << t << "\n";
   for (const std::string& g : r.groups) out << "group      " << g << "\n";
+  if (!r.join_latencies_ps.empty() || r.mft_smps)
+    out << "mcast      " << r.join_latencies_ps.size() << " joins answered (latency median "
+        << median_of(r.join_latencies_ps) << ", max " << max_of(r.join_latencies_ps) << "), "
+        << r.mft_latencies_ps.size() << " membership changes programmed (median " << median_of(r.mft_latencies_ps)
+        << ", max " << max_of(r.mft_latencies_ps) << ")\n           SA MADs " << r.sa_mads_received
+        << " received, " << r.sa_mads_sent << " sent; " << r.mft_smps << " MFT SMPs, " << r.mft_entries
+        << " MFT entries, " << r.trees << " trees (depth max " << r.max_tree_depth << "), link load max "
+        << r.max_link_load << "\n";
   if (r.checks) out << "checks     " << r.checks - r.failures.size() << "/" << r.checks << " expectations met\n";
   for (const std::string& f : r.failures) out << "FAILED     " << f << "\n";
   if (!r.pcap.empty()) out << "capture    " << r.pcap << "\n";
@@ -139,30 +158,17 @@ void print_json(const Report& r, std::ostream& out) {
   for (std::size_t i = 0; i < r.timeline.size(); ++i) out << (i ? ", " : "") << quoted(r.timeline[i]);
   out << "],\n  \"groups\": [";
   for (std::size_t i = 0; i < r.groups.size(); ++i) out << (i ? ", " : "") << quoted(r.groups[i]);
-  out << "],\n  \"checks\": " << r.checks << ",\n  \"failures\": [";
+  out << "],\n  \"mcast\": {\"joins_answered\": " << r.join_latencies_ps.size()
+      << ", \"changes_programmed\": " << r.mft_latencies_ps.size() << ", \"sa_mads_received\": " << r.sa_mads_received
+      << ", \"sa_mads_sent\": " << r.sa_mads_sent << ", \"mft_smps\": " << r.mft_smps
+      << ", \"mft_entries\": " << r.mft_entries << ", \"trees\": " << r.trees
+      << ", \"max_tree_depth\": " << r.max_tree_depth << ", \"max_link_load\": " << r.max_link_load << "}";
+  out << ",\n  \"checks\": " << r.checks << ",\n  \"failures\": [";
   for (std::size_t i = 0; i < r.failures.size(); ++i) out << (i ? ", " : "") << quoted(r.failures[i]);
   out << "],\n  \"fingerprint\": " << quoted(r.fingerprint);
   if (r.expected) out << ",\n  \"expected_fingerprint\": " << quoted(*r.expected);
   out << ",\n  \"passed\": " << (r.passed() ? "true" : "false") << "\n}\n";
 }
-
-}  // namespace ibfab::scenario
-
-namespace ibfab::scenario {
-namespace {
-
-std::string median_of(std::vector<int64_t> v) {
-  if (v.empty()) return "-";
-  std::sort(v.begin(), v.end());
-  return sim::Time::ps(v[v.size() / 2]).str();
-}
-
-std::string max_of(const std::vector<int64_t>& v) {
-  if (v.empty()) return "-";
-  return sim::Time::ps(*std::max_element(v.begin(), v.end())).str();
-}
-
-}  // namespace
 
 void print_comparison(const Report& a, const Report& b, std::ostream& out) {
   auto sm_field = [](const Report& r, auto get) -> std::string {
@@ -187,6 +193,10 @@ void print_comparison(const Report& a, const Report& b, std::ostream& out) {
       {"joins answered", std::to_string(a.join_latencies_ps.size()), std::to_string(b.join_latencies_ps.size())},
       {"join latency median", median_of(a.join_latencies_ps), median_of(b.join_latencies_ps)},
       {"join latency max", max_of(a.join_latencies_ps), max_of(b.join_latencies_ps)},
+      {"MFT programmed median", median_of(a.mft_latencies_ps), median_of(b.mft_latencies_ps)},
+      {"MFT programmed max", max_of(a.mft_latencies_ps), max_of(b.mft_latencies_ps)},
+      {"SA MADs received/sent", std::to_string(a.sa_mads_received) + "/" + std::to_string(a.sa_mads_sent),
+       std::to_string(b.sa_mads_received) + "/" + std::to_string(b.sa_mads_sent)},
       {"MFT SMPs", std::to_string(a.mft_smps), std::to_string(b.mft_smps)},
       {"MFT entries in use", std::to_string(a.mft_entries), std::to_string(b.mft_entries)},
       {"multicast trees", std::to_string(a.trees), std::to_string(b.trees)},

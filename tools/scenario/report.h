@@ -67,6 +67,10 @@ struct Report {
   std::size_t checks = 0;  // expectations evaluated
   // Policy figures, from the master SM at the end of the run.
   std::vector<int64_t> join_latencies_ps;  // every successful join, request to answer
+  // Every membership change the SA made, from the change to the last MFT
+  // SMP it needed answered (McastManager::programming, reroutes excluded).
+  std::vector<int64_t> mft_latencies_ps;
+  uint64_t sa_mads_received = 0, sa_mads_sent = 0;
   uint64_t mft_smps = 0;
   std::size_t mft_entries = 0, trees = 0;
   unsigned max_tree_depth = 0;

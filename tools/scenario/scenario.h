@@ -62,6 +62,7 @@ struct SmSpec {
   std::string mcast_root = "min-max-hop";      // multicast root selection policy
   std::string mlid_allocator = "lowest-free";
   std::string admission = "unlimited";
+  sim::Time mcast_batch;  // MFT changes programmed in batches this far apart
   uint8_t priority = 0;
   sim::Time at;  // when it starts its first sweep
   int line = 0;

@@ -256,11 +256,14 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
       const uint64_t p = r.u64(v, key);
       if (p > 15) r.fail(v, "'priority' is 0..15");
       sm.priority = static_cast<uint8_t>(p);
+    } else if (key == "mcast-batch") {
+      sm.mcast_batch = r.time(v, key);
     } else if (key == "at") {
       sm.at = r.time(v, key);
     } else {
       r.fail(kv.first, "unknown SM key '" + key +
-                           "' (known: node, port, routing, mcast-root, mlid-allocator, admission, priority, at)");
+                           "' (known: node, port, routing, mcast-root, mlid-allocator, admission, mcast-batch, "
+                           "priority, at)");
     }
   }
   if (!have_node) r.fail(item, "the SM has no 'node' (the host it runs on)");

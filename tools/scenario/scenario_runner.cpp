@@ -123,6 +123,7 @@ void ScenarioRun::start_sms() {
     o.mcast_root = effective.mcast_root;
     o.mlid_allocator = effective.mlid_allocator;
     o.admission = effective.admission;
+    o.mcast_batch = effective.mcast_batch;
     o.priority = spec.priority;
     sms_.push_back(std::make_unique<sm::SubnetManager>(*h, spec.port, o));
     sm::SubnetManager* m = sms_.back().get();
@@ -221,6 +222,10 @@ void ScenarioRun::collect_groups() {
     for (uint8_t p = 1; !n.is_switch() && p <= n.num_ports(); ++p) host_ports.emplace(n.port(p).guid(), &n.port(p));
   }
   r_.mft_smps = m.mcast()->mft_smps_sent();
+  for (const sm::McastProgramming& p : m.mcast()->programming())
+    if (p.mlid != 0 && p.latency()) r_.mft_latencies_ps.push_back(p.latency()->ps());
+  r_.sa_mads_received = m.sa()->metrics().mads_received;
+  r_.sa_mads_sent = m.sa()->metrics().mads_sent;
   r_.mft_entries = m.mcast()->mft_entries();
   const sm::McastLinkLoad load = m.mcast()->link_load();
   r_.max_link_load = load.max;
@@ -235,7 +240,7 @@ void ScenarioRun::collect_groups() {
   r_.mean_tree_depth = r_.trees ? static_cast<double>(depth_sum) / static_cast<double>(r_.trees) : 0;
   for (const auto& [mgid, g] : m.groups()->groups()) {
     std::string line = mgid.str() + " mlid " + hex16(g.rec.mlid) + ": " + std::to_string(g.members.size()) + " members";
-    const sm::McastTreeInfo* t = m.mcast()->tree(g.rec.mlid);
+    const std::optional<sm::McastTreeInfo> t = m.mcast()->tree(g.rec.mlid);
     if (t && t->routed) {
       line += ", tree rooted at " + names[t->root_guid] + ", depth " + std::to_string(t->depth) + ", " +
               std::to_string(t->switches) + " switches";
