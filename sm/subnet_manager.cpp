@@ -468,14 +468,22 @@ void SubnetManager::finish() {
     sweeping_ = false;
     return;
   }
-  // Ports that left the subnet leave their groups and subscriptions.
+  // Ports that left the subnet leave their groups and subscriptions, and
+  // subscribers hear of it (trap 65, GID out of service); ports that came
+  // are announced by trap 64 (GID in service), as OpenSM does. Reports go
+  // only to subscribers of the subnet as it was (a newcomer has none).
+  std::vector<uint64_t> came;
+  for (const SubnetPort& p : building_.ports)
+    if (!subnet_.by_guid(p.guid)) came.push_back(p.guid);
   for (const SubnetPort& p : subnet_.ports) {
     if (building_.by_guid(p.guid)) continue;
     groups_->drop_port(p.guid);
     sa_->drop_port(p.guid);
+    sa_->report(65, wire::Gid::from(subnet_.prefix, p.guid), std::nullopt);
   }
   subnet_ = std::move(building_);
   mcast_->reroute_all();
+  for (const uint64_t guid : came) sa_->report(64, wire::Gid::from(subnet_.prefix, guid), std::nullopt);
   sa_->set_serving(true);
   report_.up = hca_.fabric().sim().now();
   report_.smps = report_.smps_discovery + report_.smps_lids + report_.smps_routing + report_.smps_activation;

@@ -167,7 +167,7 @@ void Fabric::link_changed(Link& link, bool up) {
       p->counters.link_downed++;
       if (was_active) p->node().port_event(*p, PortEvent::Error);
     }
-    if (p->node().is_switch()) static_cast<Switch&>(p->node()).port_state_change = true;
+    if (p->node().is_switch()) static_cast<Switch&>(p->node()).note_port_state_change();
   }
   sim::Trace& tr = sim_->trace();
   if (tr.enabled()) {

@@ -37,6 +37,7 @@ struct FabricOptions {
   uint16_t multicast_fdb_cap = 4096;                // MLIDs per switch MFT
   uint16_t hca_pkey_entries = 128;                  // PartitionCap of an HCA port
   uint16_t switch_pkey_entries = 32;                // PartitionCap of switch port 0
+  bool switch_traps = true;                         // switches send Trap 128 on a link change
   uint64_t seed = 1;                                // link loss streams derive from it
 };
 

@@ -103,6 +103,7 @@ void Node::receive_management(Port& in, PacketRef pkt, const MadPacketLayout& l)
     const bool for_sma = !(method & wire::mad_method::kResponseBit) &&
                          method != wire::mad_method::kTrap && method != wire::mad_method::kTrapRepress &&
                          attr != kSmInfoAttribute;
+    if (method == wire::mad_method::kTrapRepress && is_switch()) return;  // the switch SMA's trap, repressed
     if (for_sma) {
       Sma(*this).answer(in, smp);
     } else if (deliver_to_agents(in, pkt, l) || !answer_unmatched(smp)) {

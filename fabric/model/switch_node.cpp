@@ -1,8 +1,11 @@
 #include "fabric/model/switch_node.h"
 
+#include <array>
 #include <bit>
 
 #include "fabric/model/fabric.h"
+#include "fabric/mad/notice.h"
+#include "fabric/wire/smp.h"
 #include "fabric/model/mad_packet.h"
 #include "fabric/wire/byte_cursor.h"
 #include "fabric/wire/lrh.h"
@@ -27,6 +30,36 @@ void Switch::reset_configuration() {
   lft_top = 0;
   mft_top = 0xBFFF;
   port_state_change = false;
+}
+
+void Switch::note_port_state_change() {
+  const bool was_set = port_state_change;
+  port_state_change = true;
+  Port& mgmt = ports_[0];
+  if (was_set || mgmt.lid == 0 || mgmt.master_sm_lid == 0 || !fabric().options().switch_traps) return;
+  std::array<uint8_t, wire::kMadSize> mad{};
+  mad[0] = 1;  // BaseVersion
+  mad[1] = wire::mgmt_class::kSubnLid;
+  mad[2] = 1;  // ClassVersion
+  mad[3] = wire::mad_method::kTrap;
+  wire::store_be64(&mad[8], ++traps_sent);  // TID
+  wire::store_be16(&mad[16], mad::Notice::kAttributeId);
+  mad::Notice n;
+  n.is_generic = true;
+  n.type = mad::notice_type::kUrgent;
+  n.producer_type = mad::producer_type::kSwitch;
+  n.trap_number = mad::trap_number::kLinkStateChanged;
+  n.issuer_lid = mgmt.lid;
+  wire::store_be16(n.data_details.data(), mgmt.lid);  // LIDADDR: the switch
+  wire::store_be64(&n.issuer_gid[0], mgmt.gid_prefix);
+  wire::store_be64(&n.issuer_gid[8], mgmt.guid());
+  n.pack(std::span<uint8_t>(mad).subspan(wire::SmpLayout::kDataOffset));
+  MadSend send;
+  send.slid = mgmt.lid;
+  send.dlid = mgmt.master_sm_lid;
+  send.vl15 = true;
+  send_management(mgmt, make_mad_packet(fabric().packets(), send, mad),
+                  0, fabric().sim().now() + fabric().options().management_delay);
 }
 
 void Switch::set_lft(uint16_t lid, uint8_t port) {

@@ -40,6 +40,14 @@ class Switch final : public Node {
   uint8_t default_port = 0, default_mcast_primary = 0, default_mcast_not_primary = 0;
   uint8_t life_time_value = 18;
   bool port_state_change = false;  // set when a port changes state; Set clears it
+  // A port's link went up or down: sets port_state_change and, when it was
+  // clear, sends Trap 128 (link state changed) to the SM: a LID-routed SMP
+  // Trap from port 0 to PortInfo:MasterSMLID, once the SM has set one and
+  // given port 0 a LID (and FabricOptions::switch_traps is on). The trap is
+  // not repeated: the SM's TrapRepress is
+  // taken and dropped, and a lost trap is caught by the SM's light sweep.
+  void note_port_state_change();
+  uint64_t traps_sent = 0;
 
  protected:
   void send_management(Port& in, PacketRef pkt, uint8_t out_port, sim::Time ready) override;

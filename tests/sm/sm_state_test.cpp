@@ -34,8 +34,9 @@ struct TwoSms {
   std::unique_ptr<SubnetManager> a, b;
 
   // `a` on H1, `b` on H5 (another leaf), each with its priority.
-  TwoSms(uint8_t prio_a, uint8_t prio_b, const std::string& spec = "fat-tree:2:4")
-      : topology(topo::load_topology(spec)), fabric(sim, topology) {
+  TwoSms(uint8_t prio_a, uint8_t prio_b, const std::string& spec = "fat-tree:2:4",
+         fabric::FabricOptions fo = {})
+      : topology(topo::load_topology(spec)), fabric(sim, topology, fo) {
     a = std::make_unique<SubnetManager>(*fabric.find_hca("H1"), 1, options(prio_a));
     b = std::make_unique<SubnetManager>(*fabric.find_hca("H5"), 1, options(prio_b));
   }
@@ -234,8 +235,12 @@ fabric::Link* switch_link(fabric::Fabric& f, const std::string& sw) {
   return nullptr;
 }
 
+// Switches that send no traps: the SM's light sweep sees SwitchInfo's
+// PortStateChange and re-sweeps.
 TEST(SmState, LightSweepNoticesALinkDownAndTheHeavySweepReroutes) {
-  TwoSms t(5, 3);
+  fabric::FabricOptions quiet;
+  quiet.switch_traps = false;
+  TwoSms t(5, 3, "fat-tree:2:4", quiet);
   t.a->start();
   t.run_for(Time::s(1));
   ASSERT_TRUE(t.a->master());
@@ -252,6 +257,35 @@ TEST(SmState, LightSweepNoticesALinkDownAndTheHeavySweepReroutes) {
   // Nothing changes after that: light sweeps only.
   t.run_for(SmOptions{}.sweep_interval * 3);
   EXPECT_EQ(t.a->last_sweep().heavy_sweeps, 2u);
+}
+
+// Switches that do: both ends of the cable send Trap 128 to the master,
+// which re-sweeps at once, answers each with TrapRepress (the switches
+// take it), and routes around the cable within a millisecond.
+TEST(SmState, Trap128FromTheSwitchesTriggersAHeavySweepAtOnce) {
+  TwoSms t(5, 3);
+  t.a->start();
+  t.run_for(Time::s(1));
+  ASSERT_TRUE(t.a->master());
+  const uint64_t heavy = t.a->last_sweep().heavy_sweeps;
+  fabric::Link* l = switch_link(t.fabric, "S1");
+  ASSERT_NE(l, nullptr);
+  uint64_t dropped_before = 0;
+  for (uint32_t i = 0; i < t.fabric.node_count(); ++i)
+    for (uint8_t p = 0; p <= t.fabric.node(i).num_ports(); ++p) dropped_before += t.fabric.node(i).port(p).counters.vl15_dropped;
+  t.fabric.set_link_up(*l, false);
+  t.run_for(Time::ms(1));
+  uint64_t traps = 0, dropped = 0;
+  for (uint32_t i = 0; i < t.fabric.node_count(); ++i) {
+    const fabric::Node& n = t.fabric.node(i);
+    if (n.is_switch()) traps += static_cast<const fabric::Switch&>(n).traps_sent;
+    for (uint8_t p = 0; p <= n.num_ports(); ++p) dropped += n.port(p).counters.vl15_dropped;
+  }
+  EXPECT_EQ(traps, 2u) << "one per end of the cable";
+  EXPECT_GT(t.a->last_sweep().heavy_sweeps, heavy);
+  EXPECT_EQ(t.a->last_sweep().light_sweeps, 0u) << "no light sweep was needed";
+  EXPECT_EQ(t.broken_routes(), 0);
+  EXPECT_EQ(dropped, dropped_before) << "TrapRepress is taken by the switch, not dropped";
 }
 
 wire::Gid test_mgid() {
