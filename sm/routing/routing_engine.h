@@ -65,7 +65,7 @@ class RoutingEngine {
   virtual bool route(const RoutingInput& in, RoutingOutput& out, std::string& error) = 0;
 };
 
-// "minhop", "updn"; nullptr for an unknown name.
+// "minhop", "updn", "ftree"; nullptr for an unknown name.
 std::unique_ptr<RoutingEngine> make_routing_engine(std::string_view name);
 // The known names, for messages.
 std::vector<std::string_view> routing_engine_names();

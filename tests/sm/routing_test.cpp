@@ -115,14 +115,14 @@ Coverage coverage_of(const std::string& engine) {
 
 TEST(RoutingFactory, KnowsItsEngines) {
   const auto names = routing_engine_names();
-  EXPECT_EQ(names, (std::vector<std::string_view>{"minhop", "updn"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"minhop", "updn", "ftree"}));
   for (std::string_view name : names) {
     auto e = make_routing_engine(name);
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->name(), name);
     EXPECT_FALSE(e->description().empty());
   }
-  EXPECT_EQ(make_routing_engine("ftree"), nullptr);
+  EXPECT_EQ(make_routing_engine("dor"), nullptr);
   EXPECT_EQ(make_routing_engine(""), nullptr);
 }
 
@@ -167,7 +167,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"updn", "line:1:3", 0, true}, Case{"updn", "ring:6", 0, false},
         Case{"updn", "ring:7:2", 0, false}, Case{"updn", "torus:4x4", 0, false},
         Case{"updn", "torus:3x5:2", 0, false}, Case{"updn", "fat-tree:2:4", 1, true},
-        Case{"updn", "fat-tree:3:4", 2, true}, Case{"updn", "torus:4x4", 2, false}),
+        Case{"updn", "fat-tree:3:4", 2, true}, Case{"updn", "torus:4x4", 2, false},
+        Case{"ftree", "fat-tree:2:4", 0, true}, Case{"ftree", "fat-tree:2:8", 0, true},
+        Case{"ftree", "fat-tree:3:4", 0, true}, Case{"ftree", "fat-tree:3:8", 0, true},
+        Case{"ftree", "fat-tree:2:4", 1, true}, Case{"ftree", "fat-tree:3:4", 2, true}),
     case_name);
 
 // -------------------------------------------------------------- balance
@@ -196,6 +199,45 @@ void expect_leaf_uplinks_balanced(const std::string& engine) {
 
 TEST(RoutingBalance, MinHopLeafUplinksCarryEqualLids) { expect_leaf_uplinks_balanced("minhop"); }
 TEST(RoutingBalance, UpDownLeafUplinksCarryEqualLids) { expect_leaf_uplinks_balanced("updn"); }
+TEST(RoutingBalance, FatTreeLeafUplinksCarryEqualLids) { expect_leaf_uplinks_balanced("ftree"); }
+
+// Host i sends to host (i + k) mod hosts, for every shift k: the most
+// flows any inter-switch cable (one direction) carries. ftree's promise on
+// a full fat tree is 1, for every shift.
+std::size_t worst_shift_load(const std::string& engine, const std::string& spec) {
+  const TestFabric f = make_fabric(spec);
+  const RoutingOutput out = route(engine, f.in);
+  const std::size_t hosts = f.end_ports.size();
+  std::size_t worst = 0;
+  for (std::size_t k = 1; k < hosts; ++k) {
+    std::map<std::pair<uint32_t, uint8_t>, std::size_t> load;  // (switch, egress port) -> flows
+    for (std::size_t i = 0; i < hosts; ++i) {
+      const EndPort& src = f.end_ports[i];
+      const EndPort& dst = f.end_ports[(i + k) % hosts];
+      const Walk w = testing::walk(f.in, out, src.sw, dst.lid);
+      EXPECT_TRUE(w.arrived) << w.failure;
+      for (std::size_t step = 0; step + 1 < w.steps.size(); ++step)
+        worst = std::max(worst, ++load[{w.steps[step].sw, w.steps[step].port}]);
+    }
+  }
+  return worst;
+}
+
+TEST(RoutingBalance, FatTreeShiftsShareNoCable) {
+  EXPECT_EQ(worst_shift_load("ftree", "fat-tree:2:8"), 1u);
+  EXPECT_EQ(worst_shift_load("ftree", "fat-tree:3:4"), 1u);
+  EXPECT_GT(worst_shift_load("minhop", "fat-tree:3:4"), 1u) << "min-hop balancing alone does not promise it";
+}
+
+TEST(RoutingErrors, FatTreeRefusesWhatIsNoFatTree) {
+  for (const char* spec : {"ring:6", "torus:3x3", "line:5"}) {
+    const TestFabric f = make_fabric(spec);
+    RoutingOutput out;
+    std::string error;
+    EXPECT_FALSE(make_routing_engine("ftree")->route(f.in, out, error)) << spec;
+    EXPECT_NE(error.find("no fat tree"), std::string::npos) << error;
+  }
+}
 
 TEST(RoutingBalance, EqualLoadsGoToTheLowestPortFirst) {
   // fat-tree:2:4, leaf L1: its uplinks are ports 3 and 4; the first LID
