@@ -86,7 +86,7 @@ TEST(ScenarioLoader, SubnetManagers) {
   EXPECT_EQ(s.sms[0].at, sim::Time::us(5));
   EXPECT_EQ(s.sms[1].routing, "minhop") << "OpenSM's default engine";
   EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {node: H1, routing: astrology}\n"),
-            "s.yaml:3: 'routing': unknown engine 'astrology' (known: minhop, updn)");
+            "s.yaml:3: 'routing': unknown engine 'astrology' (known: minhop, updn, ftree)");
   EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {routing: minhop}\n"),
             "s.yaml:3: the SM has no 'node' (the host it runs on)");
   EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {node: H1, priority: 16}\n"), "s.yaml:3: 'priority' is 0..15");
