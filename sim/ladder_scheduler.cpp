@@ -17,17 +17,21 @@ unsigned shift_for(int64_t span, std::size_t buckets) {
 
 }  // namespace
 
-void LadderScheduler::Rung::reset(int64_t s, int64_t span, unsigned sh) {
-  const auto n = static_cast<std::size_t>(((span - 1) >> sh) + 1);
-  start = s;
-  shift = sh;
+void LadderScheduler::Rung::build(int64_t lo, int64_t hi, int64_t e, std::size_t n) {
+  start = lo;
+  end = e;
+  shift = shift_for(hi - lo + 1, std::max<std::size_t>(1, n / kPerBucket));
   cur = 0;
-  count = n;
-  if (buckets.size() < n) buckets.resize(n);
+  // Buckets up to the one holding hi, one more if the range goes on.
+  const auto last = static_cast<std::size_t>((hi - lo) >> shift);
+  const auto to_end = static_cast<std::size_t>((e - 1 - lo) >> shift);
+  count = std::min(last + 1, to_end) + 1;
+  if (buckets.size() < count) buckets.resize(count);
 }
 
 void LadderScheduler::Rung::put(const QueueEntry& e) {
-  buckets[static_cast<std::size_t>((e.when - start) >> shift)].push_back(e);
+  const auto i = static_cast<std::size_t>((e.when - start) >> shift);
+  buckets[std::min(i, count - 1)].push_back(e);
 }
 
 void LadderScheduler::insert(QueueEntry e) {
@@ -50,8 +54,36 @@ void LadderScheduler::insert(QueueEntry e) {
 }
 
 void LadderScheduler::bottom_insert(const QueueEntry& e) {
+  if (bottom_.size() >= bottom_limit_ && nrungs_ < kMaxRungs) {
+    bottom_to_rung();
+    if (e.when >= rungs_[nrungs_ - 1].cur_start()) {
+      rungs_[nrungs_ - 1].put(e);
+      return;
+    }
+  }
   auto it = std::lower_bound(bottom_.begin(), bottom_.end(), e, later);
   bottom_.insert(it, e);
+}
+
+void LadderScheduler::bottom_to_rung() {
+  // bottom_ holds everything before the deepest rung's unspent range (or
+  // before top_start_ with no rung); it is sorted, latest first.
+  const int64_t end = nrungs_ != 0 ? rungs_[nrungs_ - 1].cur_start() : top_start_;
+  Rung& r = rungs_[nrungs_++];
+  r.build(bottom_.back().when, bottom_.front().when, end, bottom_.size());
+  for (const QueueEntry& e : bottom_) r.put(e);
+  bottom_.clear();
+  bottom_limit_ = kBottomMax;
+}
+
+void LadderScheduler::reset() {
+  bottom_.clear();
+  nrungs_ = 0;
+  top_.clear();
+  top_start_ = INT64_MIN;
+  top_min_ = INT64_MAX;
+  top_max_ = INT64_MIN;
+  bottom_limit_ = kBottomMax;
 }
 
 void LadderScheduler::sort_into_bottom(std::vector<QueueEntry>& bucket) const {
@@ -60,6 +92,7 @@ void LadderScheduler::sort_into_bottom(std::vector<QueueEntry>& bucket) const {
   bucket.clear();
   QueueEntry* b = bottom_.data();
   const std::size_t n = bottom_.size();
+  bottom_limit_ = std::max(kBottomMax, 2 * n);
   if (n > 64) {
     std::sort(b, b + n, later);
     return;
@@ -79,9 +112,8 @@ void LadderScheduler::settle() const {
   while (bottom_.empty()) {
     if (nrungs_ == 0) {
       // Top becomes rung 0, kPerBucket entries per bucket on average.
-      const int64_t span = top_max_ - top_min_ + 1;
       Rung& r = rungs_[0];
-      r.reset(top_min_, span, shift_for(span, std::max<std::size_t>(1, top_.size() / kPerBucket)));
+      r.build(top_min_, top_max_, top_max_ + 1, top_.size());
       for (const QueueEntry& e : top_) r.put(e);
       nrungs_ = 1;
       top_start_ = top_max_ + 1;
@@ -96,20 +128,22 @@ void LadderScheduler::settle() const {
       continue;
     }
     std::vector<QueueEntry>& bucket = r.buckets[r.cur];
-    const int64_t bucket_start = r.cur_start();
     ++r.cur;
-    if (bucket.size() > kSplit && r.shift > 0 && nrungs_ < kMaxRungs) {
-      // Subdivide this bucket's range into a deeper rung that ends exactly
-      // where the bucket did (the parent's next bucket starts there): both
-      // widths are powers of two, so the child's buckets tile it.
-      const unsigned sh = std::min(r.shift - 1, shift_for(r.width(), bucket.size() / kPerBucket + 1));
-      Rung& child = rungs_[nrungs_++];
-      child.reset(bucket_start, r.width(), sh);
-      for (const QueueEntry& e : bucket) child.put(e);
-      bucket.clear();
-    } else {
-      sort_into_bottom(bucket);
+    if (bucket.size() > kSplit && nrungs_ < kMaxRungs) {
+      const auto [lo, hi] = std::minmax_element(
+          bucket.begin(), bucket.end(), [](const QueueEntry& a, const QueueEntry& b) { return a.when < b.when; });
+      if (lo->when < hi->when) {
+        // Subdivide the bucket into a deeper rung laid out by its entries
+        // and reaching to where the bucket ended (the parent's unspent range
+        // starts there), so the earliest entries sort in small batches.
+        Rung& child = rungs_[nrungs_++];
+        child.build(lo->when, hi->when, r.cur_start(), bucket.size());
+        for (const QueueEntry& e : bucket) child.put(e);
+        bucket.clear();
+        continue;
+      }
     }
+    sort_into_bottom(bucket);
   }
 }
 

@@ -15,6 +15,14 @@
 // move in sequential batches, which keeps the working set cache-friendly
 // where a heap of the same size would miss on every level.
 //
+// Two rules keep inserts O(1) when many land before the rungs' ranges (a
+// burst while a far-future timer, or a cancelled one still queued as a
+// tombstone, holds the ranges up): inserts that grow bottom to twice its
+// size when last refilled (and to at least kBottomMax) turn it into a new
+// deepest rung reaching up to the tier above; and when the last entry is
+// popped every range is forgotten, so the next entries go to top and are
+// laid out by their own span.
+//
 // Order is exactly that of QueueEntry::operator< (bottom is sorted by the
 // full key), so runs are identical to those with a heap. Buckets keep their
 // capacity when emptied: after warm-up, insert and pop allocate nothing.
@@ -38,14 +46,14 @@ class LadderScheduler final : public Scheduler {
   void pop() override {
     if (bottom_.empty()) settle();
     bottom_.pop_back();
-    --size_;
+    if (--size_ == 0) reset();
   }
   bool pop_min(QueueEntry& out) override {
     if (size_ == 0) return false;
     if (bottom_.empty()) settle();
     out = bottom_.back();
     bottom_.pop_back();
-    --size_;
+    if (--size_ == 0) reset();
     return true;
   }
   const QueueEntry* upcoming(std::size_t ahead) const override {
@@ -56,27 +64,40 @@ class LadderScheduler final : public Scheduler {
   static constexpr std::size_t kMaxRungs = 8;
   static constexpr std::size_t kSplit = 48;   // larger buckets become a rung
   static constexpr std::size_t kPerBucket = 12;  // target fill of a new rung
+  static constexpr std::size_t kBottomMax = 64;  // smallest bottom that may become a rung
 
+  // Buckets of 2^shift ps from `start`; the last one is open: it runs to
+  // `end`, the rung's exclusive bound (where the tier above begins).
   struct Rung {
     int64_t start = 0;   // time of bucket 0
+    int64_t end = 0;     // no entry of this rung is at or after it
     unsigned shift = 0;  // bucket width = 2^shift picoseconds
     std::size_t cur = 0;     // next bucket to visit; earlier ones are spent
     std::size_t count = 0;   // buckets in use
     std::vector<std::vector<QueueEntry>> buckets;
 
-    int64_t width() const { return int64_t{1} << shift; }
-    int64_t cur_start() const { return start + (static_cast<int64_t>(cur) << shift); }
-    // Buckets of 2^shift ps from s on, enough of them to reach s + span.
-    void reset(int64_t s, int64_t span, unsigned shift);
+    // Where the unspent range begins (end once every bucket is spent).
+    int64_t cur_start() const {
+      return cur < count ? start + (static_cast<int64_t>(cur) << shift) : end;
+    }
+    // Lays the rung out for `n` entries from `lo` to `hi` (lo <= hi < e):
+    // about kPerBucket entries a bucket over [lo, hi], the last bucket
+    // open up to `e`.
+    void build(int64_t lo, int64_t hi, int64_t e, std::size_t n);
     void put(const QueueEntry& e);
   };
 
   void settle() const;  // makes bottom_ non-empty (precondition: size_ > 0)
   void bottom_insert(const QueueEntry& e);
+  // Moves bottom_ into a new deepest rung reaching from its earliest entry
+  // to the tier above. Precondition: !bottom_.empty(), nrungs_ < kMaxRungs.
+  void bottom_to_rung();
+  void reset();  // every tier empty: forget the ranges (precondition: size_ == 0)
   void sort_into_bottom(std::vector<QueueEntry>& bucket) const;
 
   // Logically const: top() reorganises tiers without changing the contents.
   mutable std::vector<QueueEntry> bottom_;  // descending
+  mutable std::size_t bottom_limit_ = kBottomMax;  // bottom_ size that triggers bottom_to_rung
   mutable std::array<Rung, kMaxRungs> rungs_;
   mutable std::size_t nrungs_ = 0;
   mutable std::vector<QueueEntry> top_;

@@ -47,9 +47,10 @@ uint8_t response_method(uint8_t m) {
   }
 }
 
+// One record, padded to its AttributeOffset, on the stack.
 template <class R>
-std::vector<uint8_t> packed(const R& r) {
-  std::vector<uint8_t> b(std::size_t{R::kAttributeOffset} * 8, 0);
+std::array<uint8_t, std::size_t{R::kAttributeOffset} * 8> packed(const R& r) {
+  std::array<uint8_t, std::size_t{R::kAttributeOffset} * 8> b{};
   r.pack(b);
   return b;
 }
@@ -144,13 +145,20 @@ void SaAgent::reply(const fabric::MadAddress& to, std::span<const uint8_t> req, 
   send(to, out);
 }
 
+template <class R>
+void SaAgent::add_record(const R& r) {
+  const std::size_t at = records_.size();
+  records_.resize(at + std::size_t{R::kAttributeOffset} * 8, 0);
+  r.pack(std::span<uint8_t>(records_).subspan(at));
+}
+
 void SaAgent::reply_records(const fabric::MadAddress& to, std::span<const uint8_t> req,
-                            const std::vector<std::vector<uint8_t>>& records,
                             uint16_t attr_offset) {
+  const std::size_t count = records_.size() / (std::size_t{attr_offset} * 8);
   if (req[3] == method::kGet) {
-    if (records.empty()) return reply(to, req, status::kSaNoRecords);
-    if (records.size() > 1) return reply(to, req, status::kSaTooManyRecords);
-    return reply(to, req, status::kOk, records.front(), attr_offset);
+    if (count == 0) return reply(to, req, status::kSaNoRecords);
+    if (count > 1) return reply(to, req, status::kSaTooManyRecords);
+    return reply(to, req, status::kOk, records_, attr_offset);
   }
   // GetTable: the records back to back, through RMPP.
   Mad head;
@@ -159,12 +167,9 @@ void SaAgent::reply_records(const fabric::MadAddress& to, std::span<const uint8_
   mad::set_sa_method(b, method::kGetTableResp);
   mad::set_sa_status(b, status::kOk);
   mad::set_sa_sm_key(b, 0);
-  mad::set_sa_attribute_offset(b, records.empty() ? 0 : attr_offset);
-  std::vector<uint8_t> payload;
-  payload.reserve(records.size() * attr_offset * 8u);
-  for (const auto& r : records) payload.insert(payload.end(), r.begin(), r.end());
+  mad::set_sa_attribute_offset(b, count == 0 ? 0 : attr_offset);
   ++metrics_.by_status[status::kOk];
-  rmpp_.start(to, head, std::move(payload));
+  rmpp_.start(to, head, std::vector<uint8_t>(records_));  // the transfer keeps its copy
 }
 
 void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> mad) {
@@ -193,7 +198,7 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
       cpi.capability_mask = mad::opensm_sa_cpi::kCapabilityMask;
       cpi.capability_mask2 = mad::opensm_sa_cpi::kCapabilityMask2;
       cpi.resp_time_value = mad::opensm_sa_cpi::kRespTimeValue;
-      std::vector<uint8_t> b(mad::ClassPortInfo::kSize, 0);
+      std::array<uint8_t, mad::ClassPortInfo::kSize> b{};
       cpi.pack(b);
       return reply(from, mad, status::kOk, b, mad::sa_attribute_offset_for(attribute));
     }
@@ -202,29 +207,28 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
       return inform_info(from, mad, requester, trusted);
     case attr::kPathRecord: {
       if (!query) return reply(from, mad, status::kMethodAttrUnsupported);
-      std::vector<mad::PathRecord> paths;
       const uint16_t st = path_records(*subnet_, *groups_, requester, mad::PathRecord::unpack(data),
-                                       mask, options_.path_packet_life, paths);
+                                       mask, options_.path_packet_life, paths_);
       if (st != status::kOk) return reply(from, mad, st);
-      std::vector<std::vector<uint8_t>> recs;
-      for (const auto& p : paths) recs.push_back(packed(p));
-      return reply_records(from, mad, recs, mad::PathRecord::kAttributeOffset);
+      records_.clear();
+      for (const auto& p : paths_) add_record(p);
+      return reply_records(from, mad, mad::PathRecord::kAttributeOffset);
     }
     case attr::kNodeRecord: {
       if (!query) return reply(from, mad, status::kMethodAttrUnsupported);
-      std::vector<std::vector<uint8_t>> recs;
+      records_.clear();
       for (const auto& r : node_records(*subnet_, mad::NodeRecord::unpack(data), mask))
-        recs.push_back(packed(r));
-      return reply_records(from, mad, recs, mad::NodeRecord::kAttributeOffset);
+        add_record(r);
+      return reply_records(from, mad, mad::NodeRecord::kAttributeOffset);
     }
     case attr::kPortInfoRecord: {
       if (!query) return reply(from, mad, status::kMethodAttrUnsupported);
       const bool cap_match = (mad::sa_attribute_modifier(sa) & mad::kPirCapMaskMatchModifier) != 0;
-      std::vector<std::vector<uint8_t>> recs;
+      records_.clear();
       for (const auto& r :
            port_info_records(*subnet_, mad::PortInfoRecord::unpack(data), mask, cap_match))
-        recs.push_back(packed(r));
-      return reply_records(from, mad, recs, mad::PortInfoRecord::kAttributeOffset);
+        add_record(r);
+      return reply_records(from, mad, mad::PortInfoRecord::kAttributeOffset);
     }
     default:
       return reply(from, mad, status::kMethodAttrUnsupported);
@@ -249,9 +253,9 @@ void SaAgent::mcmember(const fabric::MadAddress& from, std::span<const uint8_t> 
     }
     case method::kGet:
     case method::kGetTable: {
-      std::vector<std::vector<uint8_t>> recs;
-      for (const auto& r : groups_->get(requester, rec, mask, trusted)) recs.push_back(packed(r));
-      return reply_records(from, mad, recs, offset);
+      records_.clear();
+      for (const auto& r : groups_->get(requester, rec, mask, trusted)) add_record(r);
+      return reply_records(from, mad, offset);
     }
     default:
       return reply(from, mad, status::kMethodAttrUnsupported);

@@ -19,12 +19,14 @@
 // subscribers, TIDs from 0x02DAB000, resent every `report_timeout` until a
 // ReportResp (0x86) with the same TID arrives, at most `report_retries`
 // times.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "fabric/mad/sa/path_record.h"
 #include "fabric/model/hca.h"
 #include "fabric/wire/gid.h"
 #include "sim/simulator.h"
@@ -102,8 +104,12 @@ class SaAgent : public fabric::MadAgent {
   void send(const fabric::MadAddress& to, std::span<const uint8_t> mad);
   void reply(const fabric::MadAddress& to, std::span<const uint8_t> req, uint16_t status,
              std::span<const uint8_t> record = {}, uint16_t attr_offset = 0);
+  // Appends `r`, packed and padded to its AttributeOffset, to records_.
+  template <class R>
+  void add_record(const R& r);
+  // Answers a Get or GetTable with the records in records_.
   void reply_records(const fabric::MadAddress& to, std::span<const uint8_t> req,
-                     const std::vector<std::vector<uint8_t>>& records, uint16_t attr_offset);
+                     uint16_t attr_offset);
   void request(const fabric::MadAddress& from, std::span<const uint8_t> mad);
   void mcmember(const fabric::MadAddress& from, std::span<const uint8_t> mad, uint32_t requester,
                 bool trusted);
@@ -125,6 +131,10 @@ class SaAgent : public fabric::MadAgent {
   std::map<uint32_t, PendingReport> reports_;  // by TID low 32 bits
   uint32_t next_report_tid_ = kFirstReportTid;
   SaMetrics metrics_;
+  // Scratch kept across requests, so that answering allocates only while
+  // they grow: the PathRecords found, and the packed records of an answer.
+  std::vector<mad::PathRecord> paths_;
+  std::vector<uint8_t> records_;
 };
 
 }  // namespace ibfab::sm

@@ -118,17 +118,16 @@ uint16_t path_records(const Subnet& s, const McastGroups& groups, uint32_t reque
     return wire::mad_status::kOk;
   }
 
-  std::vector<const SubnetPort*> dsts;
-  if (mask & pr::kDgid) {
-    if (const SubnetPort* d = port_by_gid(s, req.dgid)) dsts.push_back(d);
-  } else if (mask & pr::kDlid) {
-    if (const SubnetPort* d = s.by_lid(req.dlid)) dsts.push_back(d);
-  } else {
-    for (const SubnetPort& d : s.ports) dsts.push_back(&d);
-  }
-  for (const SubnetPort* d : dsts) {
+  const auto to = [&](const SubnetPort* d) {
     mad::PathRecord r;
-    if (unicast_path(s, *src, *d, req, mask, packet_life, r)) out.push_back(r);
+    if (d && unicast_path(s, *src, *d, req, mask, packet_life, r)) out.push_back(r);
+  };
+  if (mask & pr::kDgid) {
+    to(port_by_gid(s, req.dgid));
+  } else if (mask & pr::kDlid) {
+    to(s.by_lid(req.dlid));
+  } else {
+    for (const SubnetPort& d : s.ports) to(&d);
   }
   return wire::mad_status::kOk;
 }

@@ -27,6 +27,8 @@ namespace ibfab::sm {
 //   P_Key the two share; SL, TClass, FlowLabel, HopLimit as masked, else
 //   0; PLT `packet_life` (0 for a path to itself); Reversible 1; one path
 //   per (source, destination), from the base LIDs unless LIDs are masked.
+// `out` is cleared first; a caller that keeps it across requests allocates
+// only while it grows.
 uint16_t path_records(const Subnet& subnet, const McastGroups& groups, uint32_t requester,
                       const mad::PathRecord& req, uint64_t mask, uint8_t packet_life,
                       std::vector<mad::PathRecord>& out);

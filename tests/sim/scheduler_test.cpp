@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,43 @@ TEST_P(EveryScheduler, AFloodAtOneInstantKeepsInsertionOrder) {
     sched->pop();
   }
   EXPECT_TRUE(sched->empty());
+}
+
+// A far-future entry (a timer, or a cancelled one not yet surfaced) holds
+// the ladder's ranges up while a burst lands before them, in rising time as
+// packets queue on one port, with a few out-of-order entries and pops mixed
+// in; then the set empties and a second burst follows.
+TEST_P(EveryScheduler, ABurstBehindAFarEntryPopsInOrder) {
+  auto sched = make();
+  auto later = [](const QueueEntry& a, const QueueEntry& b) { return b < a; };
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, decltype(later)> ref(later);
+  uint64_t seq = 0;
+  auto add = [&](int64_t when) {
+    const QueueEntry e = entry(when, seq, static_cast<uint32_t>(seq & 0xffff));
+    ++seq;
+    sched->insert(e);
+    ref.push(e);
+  };
+  auto pop_checked = [&] {
+    ASSERT_EQ(sched->top().order, ref.top().order);
+    sched->pop();
+    ref.pop();
+  };
+  Rng rng(11);
+  for (int round = 0; round < 2; ++round) {
+    const int64_t base = round * (int64_t{1} << 41);
+    add(base + (int64_t{1} << 40));
+    add(base + 5);
+    add(base + 7);
+    pop_checked();
+    for (int i = 0; i < 30'000; ++i) {
+      add(base + 10 + 25 * i);
+      if (i % 7 == 0) add(base + 10 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(25 * i + 1))));
+      if (i % 5 == 0) pop_checked();
+    }
+    while (!ref.empty()) pop_checked();
+    EXPECT_TRUE(sched->empty());
+  }
 }
 
 TEST_P(EveryScheduler, DrivesASimulatorToTheSameResultAsTheDefault) {

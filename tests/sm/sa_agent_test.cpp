@@ -16,6 +16,8 @@
 #include "fabric/mad/sa/sa_class_port_info.h"
 #include "fabric/topology/topology_spec.h"
 #include "fabric/wire/rmpp_header.h"
+#include "sim/rng.h"
+#include "sim/trace.h"
 #include "sm/sa/sa_agent.h"
 #include "tests/fabric/model/hand_config.h"
 #include "tests/sm/sa_client.h"
@@ -266,6 +268,114 @@ TEST_F(SaAgentTest, PathRecordToAMulticastGid) {
   EXPECT_EQ(p.sl, 2);
   EXPECT_EQ(p.tclass, 3);
   EXPECT_EQ(p.flow_label, 4u);
+}
+
+// Every byte of 3,000 PathRecord answers (Get, and GetTable through every
+// RMPP segment) to requests with random component masks and field values,
+// over ports with varied MTUs, rates, P_Keys and an LMC, digested: the
+// digest was taken from the SA before its PathRecord path was reworked for
+// speed, so any change of an answer's bytes shows here.
+TEST_F(SaAgentTest, PathRecordAnswersKeepTheirBytes) {
+  namespace pr = mad::pr_comp;
+  const McastResult j = groups.join(subnet.port_by_lid.at(lid(3)), member(mgid(9), 3),
+                                    comp::kCreateRequiredMask);
+  ASSERT_EQ(j.status, st::kOk);
+  const uint8_t mtus[] = {5, 4, 3, 5, 2, 4};
+  const uint8_t rates[] = {7, 16, 3, 5, 17, 6};
+  const std::vector<uint16_t> pkeys[] = {{0xFFFF, 0x8001, 0x0002}, {0x7FFF, 0x0001, 0x8002},
+                                         {0xFFFF, 0x0001}, {0xFFFF, 0x8001, 0x1234},
+                                         {0xFFFF}, {0x7FFF, 0x8002}};
+  for (std::size_t i = 0; i < subnet.ports.size(); ++i) {
+    subnet.ports[i].neighbor_mtu = mtus[i % 6];
+    subnet.ports[i].rate = rates[i % 6];
+    if (subnet.ports[i].guid != subnet.sm_port_guid) subnet.ports[i].pkeys = pkeys[i % 6];
+  }
+  // The port of H4 answers to two LIDs in the SM's view (LMC 1).
+  SubnetPort& p4 = subnet.ports[subnet.port_by_lid.at(lid(4))];
+  p4.lmc = 1;
+  subnet.port_by_lid[static_cast<uint16_t>(lid(4) + 1)] = subnet.port_by_lid.at(lid(4));
+
+  std::vector<wire::Gid> gids;
+  std::vector<uint16_t> lids_known;
+  for (const SubnetPort& p : subnet.ports) {
+    gids.push_back(wire::Gid::from(subnet.prefix, p.guid));
+    lids_known.push_back(p.lid);
+  }
+  gids.push_back(wire::Gid::from(subnet.prefix, 0x1234));  // unknown port
+  gids.push_back(mgid(9));                                 // the group
+  gids.push_back(mgid(10));                                // no such group
+  lids_known.push_back(static_cast<uint16_t>(lid(4) + 1));
+  lids_known.push_back(999);
+  const uint16_t pkey_values[] = {0xFFFF, 0x7FFF, 0x8001, 0x0001, 0x0002, 0x1234, 0x8002};
+  const uint64_t bits[] = {pr::kServiceId, pr::kServiceIdMsb, pr::kDgid, pr::kSgid, pr::kDlid,
+                           pr::kSlid, pr::kFlowLabel, pr::kHopLimit, pr::kTClass, pr::kReversible,
+                           pr::kNumbPath, pr::kPKey, pr::kQosClass, pr::kSl,
+                           pr::kMtuSelector | pr::kMtu, pr::kRateSelector | pr::kRate,
+                           pr::kPacketLifeTimeSelector | pr::kPacketLifeTime, pr::kMtu};
+  sim::Rng rng(2024);
+  sim::DigestTraceSink digest;
+  std::vector<SaClient> clients;
+  clients.reserve(3);
+  for (int i = 2; i <= 4; ++i) clients.emplace_back(fabric, h(i), lid(1));
+  uint64_t answers = 0;
+  for (int q = 0; q < 3000; ++q) {
+    mad::PathRecord r;
+    uint64_t mask = 0;
+    for (uint64_t b : bits)
+      if (rng.below(4) == 0) mask |= b;
+    r.service_id = rng.next();
+    r.dgid = gids[rng.below(gids.size())];
+    r.sgid = gids[rng.below(gids.size() - 2)];
+    r.dlid = lids_known[rng.below(lids_known.size())];
+    r.slid = lids_known[rng.below(lids_known.size())];
+    r.flow_label = static_cast<uint32_t>(rng.below(1u << 20));
+    r.hop_limit = static_cast<uint8_t>(rng.below(256));
+    r.tclass = static_cast<uint8_t>(rng.below(256));
+    r.reversible = rng.below(2) != 0;
+    r.numb_path = static_cast<uint8_t>(rng.below(128));
+    r.p_key = pkey_values[rng.below(std::size(pkey_values))];
+    r.qos_class = static_cast<uint16_t>(rng.below(1u << 12));
+    r.sl = static_cast<uint8_t>(rng.below(16));
+    r.mtu_selector = static_cast<uint8_t>(rng.below(4));
+    r.mtu = static_cast<uint8_t>(rng.below(7));
+    r.rate_selector = static_cast<uint8_t>(rng.below(4));
+    r.rate = static_cast<uint8_t>(rng.below(23));
+    r.packet_life_time_selector = static_cast<uint8_t>(rng.below(4));
+    r.packet_life_time = static_cast<uint8_t>(rng.below(64));
+    const uint8_t m = rng.below(3) == 0 ? method::kGetTable : method::kGet;
+    SaClient& c = clients[rng.below(clients.size())];
+    const std::optional<Mad> first = c.request(SaClient::make(m, mask, r, 0, 0x1000 + q));
+    ASSERT_TRUE(first) << "query " << q;
+    std::vector<Mad> got{*first};
+    if (m == method::kGetTable) {
+      // Take every segment, then acknowledge the last.
+      const uint32_t segments = (rmpp_len(*first) + RmppSender::kSegmentPayload - 1) /
+                                RmppSender::kSegmentPayload;
+      Mad ack = *first;
+      ack[3] = method::kGetTable;
+      ack[RmppHeader::kOffset + 1] = RmppHeader::kTypeAck;
+      wire::store_be32(&ack[RmppHeader::kOffset + 4], 1);
+      wire::store_be32(&ack[RmppHeader::kOffset + 8], segments);
+      if (segments > 1) {
+        ASSERT_TRUE(c.send(ack));
+        ASSERT_TRUE(c.wait_for(c.received.size() + segments - 1));
+        got.assign(c.received.end() - segments, c.received.end());
+      }
+      wire::store_be32(&ack[RmppHeader::kOffset + 4], segments);
+      ASSERT_TRUE(c.send(ack));
+    }
+    for (const Mad& a : got) {
+      digest.line(std::string_view(reinterpret_cast<const char*>(a.data()), a.size()));
+      ++answers;
+    }
+  }
+  sim.run();
+  EXPECT_EQ(agent.rmpp().active(), 0u);
+  EXPECT_GT(agent.metrics().by_status.at(st::kOk), 1000u);
+  EXPECT_GT(agent.metrics().by_status.at(st::kSaNoRecords), 100u);
+  EXPECT_GT(agent.metrics().by_status.at(st::kSaTooManyRecords), 10u);
+  EXPECT_EQ(answers, 3199u);
+  EXPECT_EQ(digest.hex(), "a235a8724111a864");
 }
 
 TEST_F(SaAgentTest, InformInfoSubscriptionThenReportForTrap66) {
