@@ -7,7 +7,7 @@ namespace ibfab::fabric {
 Transit Link::carry(uint64_t packet_id, uint32_t bytes, sim::Time now) const {
   (void)now;  // loss and timing are time-independent today; faults change state
   Transit t;
-  t.serialisation = rate_.serialisation(bytes);
+  t.serialisation = ps_per_byte_ ? sim::Time::ps(static_cast<int64_t>(bytes * ps_per_byte_)) : rate_.serialisation(bytes);
   t.propagation = propagation_;
   if (!up_) {
     t.drop = DropReason::LinkDown;

@@ -28,7 +28,8 @@ class Link {
   static constexpr uint32_t kHeaderAllowance = 81;
 
   Link(uint32_t id, Port* a, Port* b, LinkRate rate, sim::Time propagation, uint64_t seed)
-      : id_(id), end_{a, b}, rate_(rate), propagation_(propagation), seed_(seed) {}
+      : id_(id), end_{a, b}, rate_(rate), propagation_(propagation), seed_(seed),
+        ps_per_byte_(exact_ps_per_byte(rate)) {}
 
   Transit carry(uint64_t packet_id, uint32_t bytes, sim::Time now) const;
 
@@ -51,6 +52,15 @@ class Link {
   LinkRate rate_;
   sim::Time propagation_;
   uint64_t seed_;
+  // A byte's time on the wire when it is a whole number of picoseconds (every
+  // IBTA rate but FDR's): serialisation is then one multiplication, with
+  // the same result as LinkRate::serialisation. 0 otherwise.
+  static uint64_t exact_ps_per_byte(LinkRate rate) {
+    const uint64_t bps = rate.data_bps();
+    return bps && 8'000'000'000'000ull % bps == 0 ? 8'000'000'000'000ull / bps : 0;
+  }
+
+  uint64_t ps_per_byte_;
   uint32_t mtu_ = 4096;
   bool up_ = true;
   double loss_ = 0.0;

@@ -76,6 +76,19 @@ TEST_F(LinkCarry, IsAPureFunctionOfPacketAndTime) {
   EXPECT_FALSE(a.dropped());
 }
 
+// Every speed and width, sizes from a byte to a jumbo MAD burst: the link's
+// serialisation (a multiplication where a byte is a whole number of ps) is
+// LinkRate's exact division.
+TEST(LinkCarrySerialisation, EqualsTheRatesExactTimeAtEveryRate) {
+  for (int sp = 0; sp <= static_cast<int>(LinkSpeed::NDR); ++sp)
+    for (int w = 0; w <= static_cast<int>(LinkWidth::X12); ++w) {
+      const LinkRate rate{static_cast<LinkSpeed>(sp), static_cast<LinkWidth>(w)};
+      const Link l{0, nullptr, nullptr, rate, sim::Time::ns(10), 1};
+      for (const uint32_t bytes : {1u, 26u, 290u, 4177u, 65'536u, 1'999'999u})
+        EXPECT_EQ(l.carry(1, bytes, sim::Time{}).serialisation, rate.serialisation(bytes)) << rate.str() << " " << bytes;
+    }
+}
+
 TEST_F(LinkCarry, DownLinksAndOversizedPacketsDrop) {
   link.set_mtu(2048);
   EXPECT_EQ(link.carry(1, 2048 + Link::kHeaderAllowance, sim::Time::zero()).drop, DropReason::None);
