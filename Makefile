@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 SCENARIO ?= scenarios/quickstart.yaml
 
-.PHONY: run test build deps configure bench clean
+.PHONY: run test build deps configure bench anchor clean
 
 run: build
 	$(BUILD)/tools/ibfab run $(SCENARIO)
@@ -14,6 +14,14 @@ test: build
 
 bench: build
 	$(BUILD)/bench/ibfab_bench
+
+# The anchor the bring-up figures are compared with: OpenSM 3.3.23 over ibsim
+# on this machine, now (docs/BENCHMARKS.md). About a minute; not part of
+# `make test`.
+ANCHOR_SPECS ?= fat-tree:2:36 fat-tree:3:24
+ANCHOR_RUNS  ?= 3
+anchor: build
+	bench/anchor/opensm_ibsim.py --ibfab $(BUILD)/tools/ibfab --runs $(ANCHOR_RUNS) $(ANCHOR_SPECS)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

@@ -14,6 +14,8 @@ packages=(
   libibverbs-dev librdmacm-dev libibumad-dev libibmad-dev
   # real programs the tests run against the model
   tshark infiniband-diags opensm ibverbs-utils rdmacm-utils perftest
+  # the OpenSM-over-ibsim anchor (bench/anchor/opensm_ibsim.py, `make anchor`)
+  python3 ibsim-utils libumad2sim0
 )
 
 missing=()
