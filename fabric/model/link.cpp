@@ -7,7 +7,11 @@ namespace ibfab::fabric {
 Transit Link::carry(uint64_t packet_id, uint32_t bytes, sim::Time now) const {
   (void)now;  // loss and timing are time-independent today; faults change state
   Transit t;
-  t.serialisation = rate_.serialisation(bytes);
+  if (bytes != timed_bytes_) {
+    timed_bytes_ = bytes;
+    timed_serialisation_ = rate_.serialisation(bytes);
+  }
+  t.serialisation = timed_serialisation_;
   t.propagation = propagation_;
   if (!up_) {
     t.drop = DropReason::LinkDown;

@@ -54,6 +54,11 @@ class Link {
   uint32_t mtu_ = 4096;
   bool up_ = true;
   double loss_ = 0.0;
+  // The last size carry() timed and its serialisation: most packets on a
+  // link are of a few sizes (every SMP is 290 bytes), and the division
+  // behind LinkRate::serialisation is the costly part of a hop.
+  mutable uint32_t timed_bytes_ = 0;
+  mutable sim::Time timed_serialisation_ = sim::Time::zero();
 };
 
 }  // namespace ibfab::fabric
