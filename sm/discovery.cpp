@@ -45,15 +45,16 @@ void Discovery::start(std::function<void(const DiscoveryResult&)> done) {
   });
 }
 
-void Discovery::node_info(std::vector<uint8_t> path, uint32_t parent, uint8_t parent_port) {
+void Discovery::node_info(std::span<const uint8_t> path, uint32_t parent, uint8_t parent_port) {
   if (path.size() > mad::dr_smp::kMaxHops) return;
-  sender_.get(path, mad::NodeInfo::kAttributeId, 0,
-              [this, path, parent, parent_port](std::span<const uint8_t> smp, uint16_t status) {
-                if (!smp.empty() && status == 0) on_node_info(path, parent, parent_port, smp_data(smp));
-              });
+  sender_.get(path, mad::NodeInfo::kAttributeId, 0, [this, parent, parent_port](std::span<const uint8_t> smp, uint16_t status) {
+    if (smp.empty() || status != 0) return;
+    // The answer carries the directed route it was sent on.
+    on_node_info(DrRoute::of_smp(smp).span(), parent, parent_port, smp_data(smp));
+  });
 }
 
-void Discovery::on_node_info(const std::vector<uint8_t>& path, uint32_t parent, uint8_t parent_port,
+void Discovery::on_node_info(std::span<const uint8_t> path, uint32_t parent, uint8_t parent_port,
                              std::span<const uint8_t> data) {
   const auto ni = mad::NodeInfo::unpack(data);
   if (parent != kNoParent) add_link(result_.nodes[parent].guid, parent_port, ni.node_guid, ni.local_port_num);
@@ -73,7 +74,7 @@ void Discovery::on_node_info(const std::vector<uint8_t>& path, uint32_t parent, 
   n.device_id = ni.device_id;
   n.vendor_id = ni.vendor_id;
   n.partition_cap = ni.partition_cap;
-  n.path = path;
+  n.path.assign(path.begin(), path.end());
   n.entry_port = ni.local_port_num;
   n.port_guids.assign(n.num_ports + 1u, 0);
   if (n.is_switch()) n.port_guids[0] = ni.node_guid;
@@ -89,14 +90,16 @@ void Discovery::on_node_info(const std::vector<uint8_t>& path, uint32_t parent, 
       sender_.get(path, mad::PortInfo::kAttributeId, p, [this, index, p](std::span<const uint8_t> smp, uint16_t st) {
         if (smp.empty() || st != 0) return;
         if (mad::PortInfo::unpack(smp_data(smp)).port_physical_state != mad::phys_state::kLinkUp) return;
-        std::vector<uint8_t> next = result_.nodes[index].path;
-        next.push_back(p);
-        node_info(std::move(next), index, p);
+        DrRoute next(result_.nodes[index].path);
+        if (next.hops == mad::dr_smp::kMaxHops) return;  // one hop too far
+        next.port[next.hops++] = p;
+        node_info(next.span(), index, p);
       });
     }
   } else if (parent == kNoParent) {
     // The prober itself: go out of the port we stand on.
-    node_info({sender_.port()}, index, sender_.port());
+    const uint8_t out = sender_.port();
+    node_info(std::span<const uint8_t>(&out, 1), index, out);
   }
 }
 

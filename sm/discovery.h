@@ -67,8 +67,8 @@ class Discovery {
   const DiscoveryResult& result() const { return result_; }
 
  private:
-  void node_info(std::vector<uint8_t> path, uint32_t parent, uint8_t parent_port);
-  void on_node_info(const std::vector<uint8_t>& path, uint32_t parent, uint8_t parent_port,
+  void node_info(std::span<const uint8_t> path, uint32_t parent, uint8_t parent_port);
+  void on_node_info(std::span<const uint8_t> path, uint32_t parent, uint8_t parent_port,
                     std::span<const uint8_t> data);
   void add_link(uint64_t a, uint8_t ap, uint64_t b, uint8_t bp);
 

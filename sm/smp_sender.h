@@ -5,16 +5,30 @@
 // window of SMPs "on the wire"; the default here is larger because the
 // simulated fabric has no real MAD queues to overflow.
 //
-// Order: requests leave in the order they were queued; callbacks run in
-// the order answers arrive. A callback may queue more requests.
+// Order: requests leave in the order they were queued; a generated batch
+// (generate()) keeps its place in that order as if all its requests had
+// been queued at once. A request that timed out is resent before anything
+// else. Callbacks run in the order answers arrive; a callback may queue
+// more requests.
+//
+// Timeouts: a request is given up on (and resent, or reported unanswered)
+// `timeout` after it was sent. One simulator event at a time watches the
+// oldest outstanding request, so an answered request leaves nothing behind
+// in the simulator's queue.
+//
+// Cost: nothing is allocated per request once the queue has grown, provided
+// its callback's captures fit std::function's inline buffer (16 trivially
+// copyable bytes, e.g. `this` and an index); a generated batch stores nothing
+// per request until the request leaves.
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "fabric/model/hca.h"
+#include "sm/dr_route.h"
+#include "sm/ring_queue.h"
 #include "sim/event_handle.h"
 #include "sim/time.h"
 
@@ -31,6 +45,18 @@ class SmpSender : public fabric::MadAgent {
   // unanswered. `status` is the MAD status without the D bit.
   using Callback = std::function<void(std::span<const uint8_t> smp, uint16_t status)>;
 
+  // One directed-route request.
+  struct Request {
+    uint8_t method = 0;  // mad::dr_smp::kMethodGet or kMethodSet
+    uint16_t attr = 0;
+    uint32_t modifier = 0;
+    DrRoute path;
+    uint8_t data[64] = {};  // a Set's attribute data
+    Callback cb;            // may be empty
+  };
+  // Fills request i of a generated batch.
+  using Generator = std::function<void(std::size_t i, Request& r)>;
+
   // Registers a directed-route agent on hca:port (throws std::runtime_error
   // if the port has one already).
   SmpSender(fabric::Hca& hca, uint8_t port, Options options);
@@ -38,14 +64,20 @@ class SmpSender : public fabric::MadAgent {
   SmpSender(const SmpSender&) = delete;
   SmpSender& operator=(const SmpSender&) = delete;
 
+  // `path` longer than mad::dr_smp::kMaxHops is cut there; `data` beyond
+  // 64 bytes is ignored.
   void get(std::span<const uint8_t> path, uint16_t attr, uint32_t modifier, Callback cb);
   void set(std::span<const uint8_t> path, uint16_t attr, uint32_t modifier, std::span<const uint8_t> data,
            Callback cb);
+  // Queues `count` requests that `make` fills in one at a time, in order
+  // (i = 0 .. count - 1), each when its turn to leave comes. `make` is given
+  // a fresh Request; it must not call the sender.
+  void generate(std::size_t count, Generator make);
   // Runs `fn` once everything queued so far (and whatever its callbacks
   // queue) has been answered or given up.
   void when_idle(std::function<void()> fn);
 
-  bool idle() const { return queue_.empty() && in_flight_.empty(); }
+  bool idle() const { return queue_.empty() && in_flight_ == 0; }
   uint64_t sent() const { return sent_; }
   uint64_t retries() const { return retries_; }
   uint64_t unanswered() const { return unanswered_; }
@@ -55,33 +87,45 @@ class SmpSender : public fabric::MadAgent {
   void on_mad(fabric::Port& port, const fabric::MadAddress& from, std::span<const uint8_t> mad) override;
 
  private:
-  struct Request {
-    uint8_t method;
-    uint8_t hops;
-    uint16_t attr;
-    uint32_t modifier;
-    uint8_t path[64];
-    uint8_t data[64];
-    unsigned tries;
-    Callback cb;
+  struct Pending {
+    Request request;
+    unsigned tries = 0;  // times sent so far
   };
+  // One queue entry: a request, or (make set) the rest of a generated batch.
+  struct Queued {
+    Pending pending;
+    Generator make;
+    std::size_t next = 0, count = 0;
+  };
+  struct Slot {
+    Pending pending;
+    sim::Time deadline;
+  };
+  static constexpr uint32_t kFree = 0;  // slot_tid_ of an unused slot
+
   void enqueue(uint8_t method, std::span<const uint8_t> path, uint16_t attr, uint32_t modifier,
                std::span<const uint8_t> data, Callback cb);
   void pump();
-  void send(Request r);
-  void timed_out(uint32_t tid);
+  void send(Pending p);
+  // The outstanding request sent first, or -1.
+  int oldest() const;
+  void arm_timer(sim::Time deadline);
+  void on_timer();
+  void timed_out(unsigned slot);
 
   fabric::Hca& hca_;
   uint8_t port_;
   Options options_;
   uint32_t agent_ = 0;
   uint32_t next_tid_ = 1;
-  std::deque<Request> queue_;
-  struct InFlight {
-    Request request;
-    sim::EventHandle timeout;
-  };
-  std::unordered_map<uint32_t, InFlight> in_flight_;
+  RingQueue<Queued> queue_;
+  // Outstanding requests: `window` slots, slot_tid_[i] the TID in slot i
+  // (kFree if none); the TIDs apart so that a lookup scans one cache line.
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> slot_tid_;
+  unsigned in_flight_ = 0;
+  sim::EventHandle timer_;    // due at the oldest outstanding request's deadline
+  bool timer_armed_ = false;  // timer_ is pending, or running
   std::vector<std::function<void()>> idle_waiters_;
   uint64_t sent_ = 0, retries_ = 0, unanswered_ = 0;
 };

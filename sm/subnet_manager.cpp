@@ -355,7 +355,6 @@ void SubnetManager::program_routes() {
   std::string error;
   const auto t0 = std::chrono::steady_clock::now();
   const bool ok = engine_->route(in, building_.routes, error);
-  const RoutingOutput& routes = building_.routes;
   report_.routing_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!ok) return fail(std::string(engine_->name()) + ": " + error);
 
@@ -378,28 +377,42 @@ void SubnetManager::program_routes() {
     }
   building_.switch_paths.assign(in.switches.size(), {});
   building_.mcast_fdb_cap = 0xFFFF;
-  for (uint32_t i = 0; i < r.nodes.size(); ++i) {
-    if (sw_index[i] < 0) continue;
-    const std::vector<uint8_t>& path = r.nodes[i].path;
-    building_.switch_paths[static_cast<uint32_t>(sw_index[i])] = path;
-    const std::vector<uint8_t>& lft = routes.lft[static_cast<uint32_t>(sw_index[i])];
-    const uint16_t top = in.max_lid;
-    sender_.get(path, mad::SwitchInfo::kAttributeId, 0, [this, path, top](std::span<const uint8_t> smp, uint16_t st) {
-      if (smp.empty() || st != 0) return;
-      mad::SwitchInfo si = mad::SwitchInfo::unpack(smp_data(smp));
-      building_.mcast_fdb_cap = std::min(building_.mcast_fdb_cap, si.multicast_fdb_cap);
-      si.linear_fdb_top = top;
-      Block b{};
-      si.pack(b);
-      sender_.set(path, mad::SwitchInfo::kAttributeId, 0, b, {});
-    });
-    for (uint32_t block = 0; block * 64u <= top; ++block) {
-      Block b;
-      b.fill(mad::LinearForwardingTable::kNoPort);
-      for (uint32_t k = 0; k < 64 && block * 64 + k < lft.size(); ++k) b[k] = lft[block * 64 + k];
-      sender_.set(path, mad::LinearForwardingTable::kAttributeId, block, b, {});
+  for (uint32_t i = 0; i < r.nodes.size(); ++i)
+    if (sw_index[i] >= 0) building_.switch_paths[static_cast<uint32_t>(sw_index[i])] = r.nodes[i].path;
+  // Per switch, in discovery order: SwitchInfo (Get, then Set with
+  // LinearFDBTop once the answer is in), then every LFT block up to the
+  // top. The requests are made as they leave, from building_, which stays
+  // as it is until the sender is idle again.
+  const uint16_t top = in.max_lid;
+  const std::size_t per_switch = 1 + top / 64u + 1;
+  sender_.generate(in.switches.size() * per_switch, [this, top, per_switch](std::size_t i, SmpSender::Request& q) {
+    const auto sw = static_cast<uint32_t>(i / per_switch);
+    q.path = DrRoute(building_.switch_paths[sw]);
+    const std::size_t k = i % per_switch;
+    if (k == 0) {
+      q.method = mad::dr_smp::kMethodGet;
+      q.attr = mad::SwitchInfo::kAttributeId;
+      q.cb = [this, sw, top](std::span<const uint8_t> smp, uint16_t st) {
+        if (smp.empty() || st != 0) return;
+        mad::SwitchInfo si = mad::SwitchInfo::unpack(smp_data(smp));
+        building_.mcast_fdb_cap = std::min(building_.mcast_fdb_cap, si.multicast_fdb_cap);
+        si.linear_fdb_top = top;
+        Block b{};
+        si.pack(b);
+        sender_.set(building_.switch_paths[sw], mad::SwitchInfo::kAttributeId, 0, b, {});
+      };
+      return;
     }
-  }
+    const auto block = static_cast<uint32_t>(k - 1);
+    const std::vector<uint8_t>& lft = building_.routes.lft[sw];
+    const std::size_t first = std::size_t{block} * 64;
+    q.method = mad::dr_smp::kMethodSet;
+    q.attr = mad::LinearForwardingTable::kAttributeId;
+    q.modifier = block;
+    std::fill_n(q.data, 64, mad::LinearForwardingTable::kNoPort);
+    if (first < lft.size())
+      std::copy_n(lft.begin() + static_cast<std::ptrdiff_t>(first), std::min<std::size_t>(64, lft.size() - first), q.data);
+  });
   sender_.when_idle([this] {
     report_.routed = hca_.fabric().sim().now();
     report_.smps_routing = phase_smps();
@@ -418,44 +431,60 @@ void SubnetManager::activate(uint8_t target) {
     // the port's PortInfo as it now stands: kept for the Active pass, which
     // needs no second read. Ports found Armed already go straight there.
     armed_.clear();
-    auto visit = [&](const std::vector<uint8_t>& path, uint8_t port) {
-      sender_.get(path, mad::PortInfo::kAttributeId, port, [this, path, port](std::span<const uint8_t> smp, uint16_t st) {
+    visits_.clear();
+    // Every end of every discovered link, and every switch's port 0.
+    for (const DiscoveredLink& l : r.links) {
+      visits_.push_back(PortAt{DrRoute(r.nodes[node_by_guid_.at(l.a_guid)].path), l.a_port});
+      visits_.push_back(PortAt{DrRoute(r.nodes[node_by_guid_.at(l.b_guid)].path), l.b_port});
+    }
+    for (const DiscoveredNode& n : r.nodes)
+      if (n.is_switch()) visits_.push_back(PortAt{DrRoute(n.path), 0});
+    // visits_ stays as it is until the sender is idle, after the last Get.
+    sender_.generate(visits_.size(), [this](std::size_t i, SmpSender::Request& q) {
+      const uint8_t port = visits_[i].port;
+      q.method = mad::dr_smp::kMethodGet;
+      q.attr = mad::PortInfo::kAttributeId;
+      q.modifier = port;
+      q.path = visits_[i].route;
+      q.cb = [this, port](std::span<const uint8_t> smp, uint16_t st) {
         if (smp.empty() || st != 0) return;
         mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
         pi.client_reregister = false;
+        const DrRoute route = DrRoute::of_smp(smp);
         if (pi.port_state == mad::port_state::kArmed) {
-          armed_.push_back(ArmedPort{path, port, pi});
+          armed_.push_back(ArmedPort{PortAt{route, port}, pi});
           return;
         }
         if (pi.port_state != mad::port_state::kInit) return;
         pi.port_state = mad::port_state::kArmed;
-        sender_.set(path, mad::PortInfo::kAttributeId, port, packed(pi),
-                    [this, path, port](std::span<const uint8_t> ans, uint16_t s2) {
+        sender_.set(route.span(), mad::PortInfo::kAttributeId, port, packed(pi),
+                    [this, port](std::span<const uint8_t> ans, uint16_t s2) {
                       if (ans.empty() || s2 != 0) return;
                       mad::PortInfo now = mad::PortInfo::unpack(smp_data(ans));
                       now.client_reregister = false;
-                      if (now.port_state == mad::port_state::kArmed) armed_.push_back(ArmedPort{path, port, now});
+                      if (now.port_state == mad::port_state::kArmed)
+                        armed_.push_back(ArmedPort{PortAt{DrRoute::of_smp(ans), port}, now});
                     });
-      });
-    };
-    // Every end of every discovered link, and every switch's port 0.
-    for (const DiscoveredLink& l : r.links) {
-      visit(r.nodes[node_by_guid_.at(l.a_guid)].path, l.a_port);
-      visit(r.nodes[node_by_guid_.at(l.b_guid)].path, l.b_port);
-    }
-    for (const DiscoveredNode& n : r.nodes)
-      if (n.is_switch()) visit(n.path, 0);
+      };
+    });
     sender_.when_idle([this] { activate(mad::port_state::kActive); });
     return;
   }
-  // Armed -> Active, from what the Armed pass learnt.
-  for (ArmedPort& a : armed_) {
+  // Armed -> Active, from what the Armed pass learnt (armed_ stays as it is
+  // until the sender is idle).
+  visits_.clear();
+  sender_.generate(armed_.size(), [this](std::size_t i, SmpSender::Request& q) {
+    ArmedPort& a = armed_[i];
     a.info.port_state = mad::port_state::kActive;
-    sender_.set(a.path, mad::PortInfo::kAttributeId, a.port, packed(a.info),
-                [this](std::span<const uint8_t> ans, uint16_t s2) {
-                  if (!ans.empty() && s2 == 0) ++report_.ports_activated;
-                });
-  }
+    q.method = mad::dr_smp::kMethodSet;
+    q.attr = mad::PortInfo::kAttributeId;
+    q.modifier = a.at.port;
+    q.path = a.at.route;
+    a.info.pack(q.data);
+    q.cb = [this](std::span<const uint8_t> ans, uint16_t s2) {
+      if (!ans.empty() && s2 == 0) ++report_.ports_activated;
+    };
+  });
   sender_.when_idle([this] {
     armed_.clear();
     report_.smps_activation = phase_smps();

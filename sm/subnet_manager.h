@@ -198,11 +198,15 @@ class SubnetManager {
   bool resweep_ = false;             // a heavy sweep was asked for during one
   bool handing_over_ = false;        // HANDOVER sent, waiting for ACKNOWLEDGE
   std::vector<mad::PortInfo> read_pi_;  // per end port, read before the election
-  struct ArmedPort {
-    std::vector<uint8_t> path;
+  struct PortAt {
+    DrRoute route;  // to the port's node
     uint8_t port;
+  };
+  struct ArmedPort {
+    PortAt at;
     mad::PortInfo info;  // as the port answered: Armed
   };
+  std::vector<PortAt> visits_;    // the ports the Armed pass reads
   std::vector<ArmedPort> armed_;  // filled by the Armed pass, used by the Active pass
   std::vector<bool> read_ok_;
   std::vector<RemoteSm> remotes_;    // other SMs found by the last heavy sweep

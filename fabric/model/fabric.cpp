@@ -129,7 +129,7 @@ void Fabric::deliver(Port& in, PacketRef pkt) {
 }
 
 void Fabric::arrive(Port& in, Link& link, PacketRef pkt) {
-  if (!link.up() || !in.node().up() || !link.peer_of(&in)->node().up()) {
+  if (!in.link_up()) {  // the link, or a node at either end, went down meanwhile
     count_drop(DropReason::LinkDown);
     return;
   }

@@ -66,8 +66,9 @@ PacketRef make_mad_packet(PacketPool& pool, const MadSend& s, std::span<const ui
   const std::size_t size =
       wire::packet_size(spec.grh.has_value(), wire::opcode_layout(spec.bth.opcode), wire::kMadSize);
   PacketRef p = pool.make(static_cast<uint32_t>(size));
-  const std::size_t n = wire::pack_packet(p.mutable_bytes(), spec);
+  const std::size_t n = wire::pack_packet_unsealed(p.mutable_bytes(), spec);
   p.resize(static_cast<uint32_t>(n));
+  p.crcs_stale();  // computed if the packet is ever observed (PacketRef::seal)
   return p;
 }
 

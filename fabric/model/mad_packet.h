@@ -41,7 +41,9 @@ struct MadSend {
   std::array<uint8_t, 16> sgid{};   // source GID for a global route
 };
 
-// Builds a MAD packet from a 256-byte MAD.
+// Builds a MAD packet from a 256-byte MAD. Its CRCs are left stale, as a
+// patched packet's are: no receiver in the model checks them, and seal()
+// computes them before the packet is observed.
 PacketRef make_mad_packet(PacketPool& pool, const MadSend& send, std::span<const uint8_t> mad);
 
 // Turns a received request packet (already holding the response MAD bytes)

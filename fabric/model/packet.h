@@ -8,10 +8,10 @@
 // a packet belongs to one simulator. A buffer must be exclusively owned
 // (unique()) before its bytes are patched, e.g. a DR SMP's hop pointer.
 //
-// CRCs: no receiver in the model checks ICRC/VCRC, so a patched packet only
-// marks them stale (crcs_stale()) and they are recomputed when the packet
-// is observed: seal() before a capture writes it. What leaves the model is
-// always byte-exact.
+// CRCs: no receiver in the model checks ICRC/VCRC, so a patched packet (or
+// a MAD packet just made, make_mad_packet) only marks them stale
+// (crcs_stale()) and they are computed when the packet is observed: seal()
+// before a capture writes it. What leaves the model is always byte-exact.
 #include <cstdint>
 #include <span>
 #include <utility>

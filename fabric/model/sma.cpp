@@ -226,13 +226,11 @@ uint16_t Sma::lft(uint32_t mod, bool set, uint8_t* data) {
   auto& sw = static_cast<Switch&>(node_);
   if (mod >= Switch::kLinearFdbCap / mad::LinearForwardingTable::kEntriesPerBlock) return st::kInvalidAttrValue;
   const auto base = static_cast<uint16_t>(mod * mad::LinearForwardingTable::kEntriesPerBlock);
-  if (set) {
-    const auto t = mad::LinearForwardingTable::unpack(std::span<const uint8_t>(data, 64));
-    for (uint16_t i = 0; i < t.port.size(); ++i) sw.set_lft(static_cast<uint16_t>(base + i), t.port[i]);
-  }
-  mad::LinearForwardingTable t;
-  for (uint16_t i = 0; i < t.port.size(); ++i) t.port[i] = sw.lft(static_cast<uint16_t>(base + i));
-  t.pack(data_span(data));
+  // The block is the attribute's data as it stands (one byte per LID).
+  static_assert(mad::LinearForwardingTable::kSize == 64 && mad::LinearForwardingTable::kEntriesPerBlock == 64);
+  const std::span<uint8_t, 64> block(data, 64);
+  if (set) sw.set_lft_block(base, block);
+  sw.lft_block(base, block);
   return st::kOk;
 }
 

@@ -1,5 +1,6 @@
 #include "fabric/model/switch_node.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 
@@ -66,6 +67,18 @@ void Switch::set_lft(uint16_t lid, uint8_t port) {
   if (lid >= kLinearFdbCap) return;
   if (lid >= lft_.size()) lft_.resize((lid / 64 + 1) * 64u, kNoRoute);
   lft_[lid] = port;
+}
+
+void Switch::set_lft_block(uint16_t first, std::span<const uint8_t, 64> ports) {
+  if (first >= kLinearFdbCap) return;
+  if (first + ports.size() > lft_.size()) lft_.resize(first + ports.size(), kNoRoute);
+  std::copy(ports.begin(), ports.end(), lft_.begin() + first);
+}
+
+void Switch::lft_block(uint16_t first, std::span<uint8_t, 64> ports) const {
+  const std::size_t have = first < lft_.size() ? std::min(lft_.size() - first, ports.size()) : 0;
+  std::copy_n(lft_.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(first, lft_.size())), have, ports.begin());
+  std::fill(ports.begin() + static_cast<std::ptrdiff_t>(have), ports.end(), kNoRoute);
 }
 
 uint16_t Switch::mft(uint16_t mlid, uint8_t position) const {

@@ -8,6 +8,7 @@
 // block written (one 16-bit mask per MLID per 16 ports). A switch nobody
 // programmed costs a few hundred bytes.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "fabric/model/node.h"
@@ -26,6 +27,10 @@ class Switch final : public Node {
   // --- Linear forwarding table ---
   uint8_t lft(uint16_t lid) const { return lid < lft_.size() ? lft_[lid] : kNoRoute; }
   void set_lft(uint16_t lid, uint8_t port);
+  // One LFT block, as LinearForwardingTable carries it: entries `first` ..
+  // first + 63 (first a multiple of 64, below kLinearFdbCap).
+  void set_lft_block(uint16_t first, std::span<const uint8_t, 64> ports);
+  void lft_block(uint16_t first, std::span<uint8_t, 64> ports) const;
   uint16_t lft_top = 0;  // SwitchInfo:LinearFDBTop
 
   // --- Multicast forwarding table ---

@@ -35,6 +35,12 @@ std::size_t packet_size(bool has_grh, const OpcodeLayout& layout, std::size_t pa
 }
 
 std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec) {
+  const std::size_t size = pack_packet_unsealed(out, spec);
+  if (size != 0) seal_crcs(out.first(size));
+  return size;
+}
+
+std::size_t pack_packet_unsealed(std::span<uint8_t> out, const PacketSpec& spec) {
   const OpcodeLayout layout = opcode_layout(spec.bth.opcode);
   if (!layout.valid) return 0;
   if (layout.rdeth || layout.xrceth || layout.reth || layout.atomic_eth || layout.aeth ||
@@ -65,7 +71,6 @@ std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec) {
   if (!spec.payload.empty()) w.bytes(spec.payload.data(), spec.payload.size());
   w.zeros(pad + kCrcBytes);
   if (!w.ok() || w.pos() != size) return 0;
-  seal_crcs(pkt);
   return size;
 }
 

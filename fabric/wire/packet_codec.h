@@ -38,6 +38,9 @@ struct PacketSpec {
 // do not match what BTH.OpCode requires (the spec can carry only a DETH and
 // an ImmDt as extension headers).
 std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec);
+// The same, but with the ICRC and VCRC bytes left zero, for a producer that
+// computes them only when the packet is observed (seal_crcs).
+std::size_t pack_packet_unsealed(std::span<uint8_t> out, const PacketSpec& spec);
 
 // The wire size pack_packet() would produce for a payload of `payload_size`
 // bytes (no validation).

@@ -61,8 +61,11 @@ TEST(PacketCrcs, PatchedPacketsAreSealedWhenObserved) {
   mad[0] = 1;
   mad[1] = 0x81;
   PacketRef p = make_mad_packet(pool, send, mad);
+  EXPECT_FALSE(p.crcs_valid()) << "a MAD packet's CRCs wait until it is observed";
+  p.seal();
   EXPECT_TRUE(p.crcs_valid());
   EXPECT_TRUE(wire::icrc_ok(p.bytes()));
+  EXPECT_TRUE(wire::vcrc_ok(p.bytes()));
   p.mutable_bytes()[28 + 6] = 1;  // a DR SMP's hop pointer moves on
   reseal(p);
   EXPECT_FALSE(p.crcs_valid());
