@@ -110,8 +110,8 @@ void print_text(const Report& r, std::ostream& out) {
         << r.mft_latencies_ps.size() << " membership changes programmed (median " << median_of(r.mft_latencies_ps)
         << ", max " << max_of(r.mft_latencies_ps) << ")\n           SA MADs " << r.sa_mads_received
         << " received, " << r.sa_mads_sent << " sent; " << r.mft_smps << " MFT SMPs, " << r.mft_entries
-        << " MFT entries, " << r.trees << " trees (depth max " << r.max_tree_depth << "), link load max "
-        << r.max_link_load << "\n";
+        << " MFT entries (at most " << r.max_mft_entries_per_switch << " on a switch), " << r.trees
+        << " trees (depth max " << r.max_tree_depth << "), link load max " << r.max_link_load << "\n";
   if (r.checks) out << "checks     " << r.checks - r.failures.size() << "/" << r.checks << " expectations met\n";
   for (const std::string& f : r.failures) out << "FAILED     " << f << "\n";
   if (!r.pcap.empty()) out << "capture    " << r.pcap << "\n";
@@ -161,7 +161,8 @@ void print_json(const Report& r, std::ostream& out) {
   out << "],\n  \"mcast\": {\"joins_answered\": " << r.join_latencies_ps.size()
       << ", \"changes_programmed\": " << r.mft_latencies_ps.size() << ", \"sa_mads_received\": " << r.sa_mads_received
       << ", \"sa_mads_sent\": " << r.sa_mads_sent << ", \"mft_smps\": " << r.mft_smps
-      << ", \"mft_entries\": " << r.mft_entries << ", \"trees\": " << r.trees
+      << ", \"mft_entries\": " << r.mft_entries
+      << ", \"max_mft_entries_per_switch\": " << r.max_mft_entries_per_switch << ", \"trees\": " << r.trees
       << ", \"max_tree_depth\": " << r.max_tree_depth << ", \"max_link_load\": " << r.max_link_load << "}";
   out << ",\n  \"checks\": " << r.checks << ",\n  \"failures\": [";
   for (std::size_t i = 0; i < r.failures.size(); ++i) out << (i ? ", " : "") << quoted(r.failures[i]);
@@ -199,6 +200,8 @@ void print_comparison(const Report& a, const Report& b, std::ostream& out) {
        std::to_string(b.sa_mads_received) + "/" + std::to_string(b.sa_mads_sent)},
       {"MFT SMPs", std::to_string(a.mft_smps), std::to_string(b.mft_smps)},
       {"MFT entries in use", std::to_string(a.mft_entries), std::to_string(b.mft_entries)},
+      {"MFT entries on the busiest switch", std::to_string(a.max_mft_entries_per_switch),
+       std::to_string(b.max_mft_entries_per_switch)},
       {"multicast trees", std::to_string(a.trees), std::to_string(b.trees)},
       {"tree depth max", std::to_string(a.max_tree_depth), std::to_string(b.max_tree_depth)},
       {"tree depth mean", fmt(a.mean_tree_depth), fmt(b.mean_tree_depth)},

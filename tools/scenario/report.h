@@ -73,6 +73,7 @@ struct Report {
   uint64_t sa_mads_received = 0, sa_mads_sent = 0;
   uint64_t mft_smps = 0;
   std::size_t mft_entries = 0, trees = 0;
+  std::size_t max_mft_entries_per_switch = 0;
   unsigned max_tree_depth = 0;
   double mean_tree_depth = 0;
   uint32_t max_link_load = 0;

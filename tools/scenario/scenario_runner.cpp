@@ -227,6 +227,8 @@ void ScenarioRun::collect_groups() {
   r_.sa_mads_received = m.sa()->metrics().mads_received;
   r_.sa_mads_sent = m.sa()->metrics().mads_sent;
   r_.mft_entries = m.mcast()->mft_entries();
+  for (const auto& [guid, n] : m.mcast()->mft_entries_per_switch())
+    r_.max_mft_entries_per_switch = std::max(r_.max_mft_entries_per_switch, n);
   const sm::McastLinkLoad load = m.mcast()->link_load();
   r_.max_link_load = load.max;
   r_.mean_link_load = load.mean;
