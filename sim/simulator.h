@@ -12,6 +12,7 @@
 // queued as a tombstone and is skipped when it surfaces).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -65,6 +66,12 @@ class Simulator {
   // Discards every pending event, destroying its captured state without
   // running it. Time does not change.
   void clear();
+
+  // When the earliest pending event is due; nullopt when nothing is pending.
+  std::optional<Time> next_time() {
+    int64_t when = 0;
+    return peek_when(when) ? std::optional<Time>(Time::ps(when)) : std::nullopt;
+  }
 
   uint64_t events_run() const { return events_run_; }
   std::size_t events_pending() const { return live_; }

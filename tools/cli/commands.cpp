@@ -78,6 +78,7 @@ void Commands::add_to(CLI::App& app) {
                   "(unlimited, max-groups-per-port:N); it replaces that setting of every SM")
       ->excludes("--update");
   run->callback([this] { chosen_ = [this] { return run_scenario(); }; });
+  add_serve_exec(app);
 }
 
 int Commands::run() { return chosen_ ? chosen_() : 2; }

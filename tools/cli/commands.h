@@ -10,7 +10,7 @@ namespace ibfab::cli {
 
 class Commands {
  public:
-  // Declares `topo gen|show|dot` and `run` on `app`.
+  // Declares `topo gen|show|dot`, `run`, `serve` and `exec` on `app`.
   void add_to(CLI::App& app);
   // Runs the subcommand that was parsed; returns the exit status. Throws
   // for bad input (the caller prints it and exits 2).
@@ -21,6 +21,9 @@ class Commands {
   int topo_show();
   int topo_dot();
   int run_scenario();
+  void add_serve_exec(CLI::App& app);  // serve_exec.cpp
+  int serve();
+  int exec();
 
   std::function<int()> chosen_;
   std::string spec_, output_;
@@ -31,6 +34,9 @@ class Commands {
   bool json_ = false, update_ = false;
   uint64_t seed_ = 0;
   bool seed_given_ = false;
+  // serve / exec
+  std::string socket_, sm_ = "builtin", sm_node_, node_;
+  std::vector<std::string> command_;
 };
 
 }  // namespace ibfab::cli

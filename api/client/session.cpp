@@ -1,0 +1,117 @@
+#include "api/client/session.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "api/server/seqpacket.h"
+#include "api/server/socket_path.h"
+
+namespace ibfab::client {
+
+namespace {
+
+// Reads one message of type `type` into `out`; 0 or -errno (-EPROTO for
+// anything else, -ECONNRESET when the engine closed).
+int read_reply(int fd, api::MsgType type, void* out, std::size_t size) {
+  std::array<uint8_t, sizeof(api::MsgHeader) + sizeof(api::NodeReply)> buf;
+  const ssize_t n = api::recv_message(fd, buf);
+  if (n == 0) return -ECONNRESET;
+  if (n < 0) return static_cast<int>(n);
+  const std::span<const uint8_t> msg(buf.data(), static_cast<std::size_t>(n));
+  if (api::type_of(msg) == api::MsgType::Error) {
+    if (auto e = api::body_as<api::ErrorBody>(msg, api::MsgType::Error)) return -(e->status ? e->status : EPROTO);
+    return -EPROTO;
+  }
+  if (api::type_of(msg) != type || msg.size() != sizeof(api::MsgHeader) + size) return -EPROTO;
+  std::memcpy(out, msg.data() + sizeof(api::MsgHeader), size);
+  return 0;
+}
+
+}  // namespace
+
+int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t port, uint32_t& handle) {
+  api::Hello h;
+  h.pid = static_cast<uint32_t>(::getpid());
+  h.kind = kind;
+  h.port = port;
+  std::strncpy(h.node, node.c_str(), sizeof h.node - 1);
+  if (const int e = api::send_message(fd, api::MsgType::Hello, &h, sizeof h)) return e;
+  api::HelloReply r;
+  if (const int e = read_reply(fd, api::MsgType::HelloReply, &r, sizeof r)) return e;
+  if (r.status) return r.status;
+  handle = r.handle;
+  return 0;
+}
+
+Session* Session::get(std::string* error) {
+  static std::mutex once;
+  static Session* session = nullptr;
+  static std::string why;
+  std::lock_guard lock(once);
+  if (!session && why.empty()) {
+    const char* node = std::getenv("IBFAB_NODE");
+    const std::string path = api::client_socket_path();
+    if (!node || !*node) {
+      why = "IBFAB_NODE is not set (run the program with `ibfab exec --node NAME -- ...`)";
+    } else if (const int fd = api::connect_to(path); fd < 0) {
+      why = "no ibfab engine at " + path + ": " + std::strerror(-fd);
+    } else {
+      uint32_t handle = 0;
+      if (const int e = greet(fd, node, api::ConnectionKind::Control, 0, handle)) {
+        why = std::string(node) + ": " + std::strerror(-e);
+        ::close(fd);
+      } else {
+        session = new Session(fd, node, path);  // lives as long as the process
+      }
+    }
+  }
+  if (!session && error) *error = why;
+  return session;
+}
+
+int Session::request(api::MsgType type, const void* body, std::size_t size, api::MsgType reply_type, void* reply,
+                     std::size_t reply_size) {
+  std::lock_guard lock(mu_);
+  if (const int e = api::send_message(fd_, type, body, size)) return e;
+  return read_reply(fd_, reply_type, reply, reply_size);
+}
+
+std::optional<api::NodeReply> Session::query_node() {
+  api::NodeReply r;
+  const char none = 0;
+  if (request(api::MsgType::QueryNode, &none, 0, api::MsgType::NodeReply, &r, sizeof r) != 0) return std::nullopt;
+  return r;
+}
+
+int Session::open_mad_port(uint8_t port, uint32_t& handle) {
+  const int fd = api::connect_to(socket_);
+  if (fd < 0) return fd;
+  if (const int e = greet(fd, node_, api::ConnectionKind::MadPort, port, handle)) {
+    ::close(fd);
+    return e;
+  }
+  return fd;
+}
+
+int Session::register_agent(const api::RegisterAgent& req) {
+  api::Result r;
+  if (const int e = request(api::MsgType::RegisterAgent, &req, sizeof req, api::MsgType::RegisterReply, &r, sizeof r))
+    return e;
+  return r.value;
+}
+
+int Session::unregister_agent(uint32_t handle, uint32_t agent) {
+  api::UnregisterAgent req{handle, agent};
+  api::Result r;
+  if (const int e =
+          request(api::MsgType::UnregisterAgent, &req, sizeof req, api::MsgType::UnregisterReply, &r, sizeof r))
+    return e;
+  return r.value;
+}
+
+}  // namespace ibfab::client

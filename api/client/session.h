@@ -1,0 +1,56 @@
+#pragma once
+// The client core: a process's connection to the engine that owns its
+// fabric, shared by the drop-in libraries. The environment names the
+// fabric:
+//   IBFAB_NODE    the host this process runs on (required);
+//   IBFAB_SOCKET  the engine's socket (default: api/server/socket_path.h).
+// `ibfab exec` sets both.
+//
+// Control requests (node queries, agent registration) go over one control
+// connection, one at a time (a mutex), and wait for their reply. MADs go
+// over a connection of their own per opened port, so that their fd is
+// pollable and a MAD never waits behind a reply.
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "api/server/protocol.h"
+
+namespace ibfab::client {
+
+class Session {
+ public:
+  // The process's session, connected on first use. nullptr when the
+  // environment names no node or the engine cannot be reached; `error`
+  // (if given) then says why.
+  static Session* get(std::string* error = nullptr);
+
+  const std::string& node() const { return node_; }
+  // The host's HCA as the engine sees it now; nullopt if the engine is gone.
+  std::optional<api::NodeReply> query_node();
+  // Opens a MAD connection for HCA port `port`: returns its fd (blocking,
+  // close-on-exec) and sets `handle`, or returns -errno (-ENODEV: no such
+  // port; -ECONNREFUSED: no engine).
+  int open_mad_port(uint8_t port, uint32_t& handle);
+  // Agent id (>= 0, per MAD port) or -errno.
+  int register_agent(const api::RegisterAgent& req);
+  int unregister_agent(uint32_t handle, uint32_t agent);
+
+ private:
+  Session(int fd, std::string node, std::string socket) : fd_(fd), node_(std::move(node)), socket_(std::move(socket)) {}
+  // Sends a request and waits for the reply of type `reply_type`; returns
+  // 0 or -errno.
+  int request(api::MsgType type, const void* body, std::size_t size, api::MsgType reply_type, void* reply,
+              std::size_t reply_size);
+
+  std::mutex mu_;
+  int fd_;
+  std::string node_;
+  std::string socket_;
+};
+
+// Sends Hello on `fd` and reads the reply: 0 and `handle`, or -errno.
+int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t port, uint32_t& handle);
+
+}  // namespace ibfab::client

@@ -1,0 +1,401 @@
+#include "api/server/engine.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "api/server/seqpacket.h"
+#include "fabric/model/hca.h"
+#include "fabric/topology/topology_spec.h"
+#include "fabric/wire/byte_cursor.h"
+
+namespace ibfab::api {
+
+namespace {
+
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+ib_mad_addr to_umad(const fabric::MadAddress& a) {
+  ib_mad_addr out{};
+  out.qpn = htobe32(a.qpn);
+  out.qkey = htobe32(a.qkey);
+  out.lid = htobe16(a.lid);
+  out.sl = a.sl;
+  out.grh_present = a.has_grh ? 1 : 0;
+  std::memcpy(out.gid, a.gid.data(), 16);
+  out.pkey_index = a.pkey_index;
+  return out;
+}
+
+fabric::MadAddress from_umad(const ib_mad_addr& a) {
+  fabric::MadAddress out;
+  out.qpn = be32toh(a.qpn);
+  out.qkey = be32toh(a.qkey);
+  out.lid = be16toh(a.lid);
+  out.sl = a.sl;
+  out.has_grh = a.grh_present != 0;
+  std::memcpy(out.gid.data(), a.gid, 16);
+  out.pkey_index = a.pkey_index;
+  return out;
+}
+
+constexpr uint8_t kResponseBit = 0x80;
+
+}  // namespace
+
+// One client connection: a control session or a MAD port.
+struct Engine::Connection {
+  int fd = -1;
+  bool greeted = false;
+  ConnectionKind kind = ConnectionKind::Control;
+  uint32_t pid = 0;
+  fabric::Hca* hca = nullptr;
+  uint8_t port = 0;
+  uint32_t handle = 0;
+  std::vector<std::unique_ptr<UmadAgent>> agents;  // index = the client's agent id (null: unregistered)
+  std::string who() const { return "client pid " + std::to_string(pid); }
+};
+
+// A umad agent: registered on the HCA, forwarding what it receives to its
+// MAD port's socket, and timing out requests the way the kernel does.
+class Engine::UmadAgent final : public fabric::MadAgent {
+ public:
+  UmadAgent(Engine& engine, Connection& conn, uint32_t id) : engine_(engine), conn_(conn), id_(id) {}
+  ~UmadAgent() override {
+    for (auto& [tid, p] : pending_) engine_.sim_.cancel(p.timer);
+    if (hca_id) conn_.hca->unregister_agent(hca_id);
+  }
+
+  uint32_t hca_id = 0;
+
+  void on_mad(fabric::Port&, const fabric::MadAddress& from, std::span<const uint8_t> mad) override {
+    if (mad.size() >= 16 && (mad[3] & kResponseBit)) {
+      auto it = pending_.find(static_cast<uint32_t>(wire::load_be64(&mad[8])));
+      if (it != pending_.end()) {
+        engine_.sim_.cancel(it->second.timer);
+        pending_.erase(it);
+      }
+    }
+    deliver(0, from, mad);
+  }
+
+  // A MAD from the client; requests with a timeout are watched.
+  void send(const MadEnvelope& env, std::span<const uint8_t> mad) {
+    Pending p;
+    p.to = from_umad(env.addr);
+    std::copy(mad.begin(), mad.end(), p.mad.begin());
+    if (!engine_.fabric_ || !conn_.hca->send_mad(hca_id, p.to, p.mad)) {
+      deliver(EINVAL, p.to, p.mad);
+      return;
+    }
+    if (env.timeout_ms == 0 || (p.mad[3] & kResponseBit)) return;
+    const auto tid = static_cast<uint32_t>(wire::load_be64(&p.mad[8]));
+    p.timeout = sim::Time::ms(env.timeout_ms);
+    p.retries = env.retries;
+    if (auto old = pending_.find(tid); old != pending_.end()) engine_.sim_.cancel(old->second.timer);
+    p.timer = engine_.sim_.schedule(p.timeout, [this, tid] { expire(tid); });
+    pending_[tid] = p;
+  }
+
+ private:
+  struct Pending {
+    fabric::MadAddress to;
+    std::array<uint8_t, kMaxMad> mad{};
+    sim::Time timeout;
+    uint32_t retries = 0;
+    sim::EventHandle timer;
+  };
+
+  void expire(uint32_t tid) {
+    auto it = pending_.find(tid);
+    if (it == pending_.end()) return;
+    Pending& p = it->second;
+    if (p.retries > 0) {
+      --p.retries;
+      conn_.hca->send_mad(hca_id, p.to, p.mad);
+      p.timer = engine_.sim_.schedule(p.timeout, [this, tid] { expire(tid); });
+      return;
+    }
+    const Pending done = p;
+    pending_.erase(it);
+    deliver(ETIMEDOUT, done.to, done.mad);
+  }
+
+  void deliver(int status, const fabric::MadAddress& addr, std::span<const uint8_t> mad) {
+    MadEnvelope env;
+    env.agent = id_;
+    env.status = status;
+    env.length = static_cast<uint32_t>(mad.size());
+    env.addr = to_umad(addr);
+    send_message(conn_.fd, MsgType::RecvMad, &env, sizeof env, mad);  // a gone client is reaped by the loop
+  }
+
+  Engine& engine_;
+  Connection& conn_;
+  uint32_t id_;
+  std::map<uint32_t, Pending> pending_;  // by TID bits 31:0
+};
+
+Engine::Engine(EngineOptions options)
+    : options_(std::move(options)), topology_(topo::load_topology(options_.topology)) {
+  fabric_ = std::make_unique<fabric::Fabric>(sim_, topology_);
+  if (!options_.builtin_sm) return;
+  fabric::Hca* host = nullptr;
+  if (!options_.sm_node.empty()) {
+    host = fabric_->find_hca(options_.sm_node);
+    if (!host) throw std::invalid_argument("no host '" + options_.sm_node + "' for the SM");
+  } else {
+    for (uint32_t i = 0; i < fabric_->node_count() && !host; ++i)
+      if (!fabric_->node(i).is_switch()) host = static_cast<fabric::Hca*>(&fabric_->node(i));
+    if (!host) throw std::invalid_argument("the topology has no host for the SM");
+  }
+  sm_ = std::make_unique<sm::SubnetManager>(*host, 1, sm::SmOptions{});
+}
+
+Engine::~Engine() {
+  for (auto& [fd, c] : connections_) {
+    c->agents.clear();
+    ::close(fd);
+  }
+  connections_.clear();
+  sm_.reset();
+  fabric_.reset();
+}
+
+std::string Engine::bring_up() {
+  if (!sm_) return "";
+  sm_->start();
+  const sim::Time limit = sim_.now() + sim::Time::s(60);
+  while (!sm_->subnet_up() && sim_.now() < limit) {
+    const std::optional<sim::Time> next = sim_.next_time();
+    if (!next || *next > limit) break;
+    sim_.step();
+  }
+  return sm_->subnet_up() ? "" : "the subnet did not come up: " + sm_->last_sweep().error;
+}
+
+void Engine::log(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+void Engine::serve(int listen_fd, const std::atomic<bool>& stop) {
+  clock_base_ = sim_.now();
+  wall_base_ns_ = wall_ns();
+  std::vector<pollfd> fds;
+  while (!stop.load()) {
+    const int wait_ms = advance();
+    fds.clear();
+    fds.push_back({listen_fd, POLLIN, 0});
+    for (const auto& [fd, c] : connections_) fds.push_back({fd, POLLIN, 0});
+    const int n = ::poll(fds.data(), fds.size(), wait_ms);
+    if (n < 0) continue;  // EINTR: look at `stop`
+    if (fds[0].revents & POLLIN) accept_clients(listen_fd);
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      if (!fds[i].revents) continue;
+      auto it = connections_.find(fds[i].fd);
+      if (it == connections_.end()) continue;
+      if ((fds[i].revents & (POLLIN)) ? !read_from(*it->second) : true) close_connection(fds[i].fd);
+    }
+  }
+}
+
+int Engine::advance() {
+  const sim::Time paced = clock_base_ + sim::Time::ns(wall_ns() - wall_base_ns_);
+  const sim::Time horizon = paced + options_.lookahead;
+  for (;;) {
+    const std::optional<sim::Time> next = sim_.next_time();
+    if (!next || *next > horizon) break;
+    sim_.step();
+  }
+  if (sim_.now() < paced) sim_.run_until(paced);
+  const std::optional<sim::Time> next = sim_.next_time();
+  if (!next) return 100;
+  const int64_t ms = (*next - horizon).ps() / 1'000'000'000 + 1;
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, 100));
+}
+
+void Engine::accept_clients(int listen_fd) {
+  for (;;) {
+    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    connections_.emplace(fd, std::move(c));
+  }
+}
+
+bool Engine::read_from(Connection& c) {
+  static std::array<uint8_t, kMaxMessage> buf;
+  for (;;) {
+    const ssize_t n = recv_message(c.fd, buf);
+    if (n == -EAGAIN) return true;
+    if (n == -EMSGSIZE) return refuse(c, EMSGSIZE, "message too large");
+    if (n <= 0) return false;
+    if (!handle(c, std::span<const uint8_t>(buf.data(), static_cast<std::size_t>(n)))) return false;
+  }
+}
+
+bool Engine::handle(Connection& c, std::span<const uint8_t> msg) {
+  const std::optional<MsgType> type = type_of(msg);
+  if (!type) return refuse(c, EPROTO, "not a protocol message");
+  if (!c.greeted) return *type == MsgType::Hello ? hello(c, msg) : refuse(c, EPROTO, "the first message must be Hello");
+  switch (*type) {
+    case MsgType::QueryNode:
+      if (c.kind != ConnectionKind::Control) break;
+      query_node(c);
+      return true;
+    case MsgType::RegisterAgent:
+      if (c.kind != ConnectionKind::Control) break;
+      register_agent(c, msg);
+      return true;
+    case MsgType::UnregisterAgent:
+      if (c.kind != ConnectionKind::Control) break;
+      unregister_agent(c, msg);
+      return true;
+    case MsgType::SendMad:
+      if (c.kind != ConnectionKind::MadPort) break;
+      return send_mad(c, msg);
+    default:
+      break;
+  }
+  return refuse(c, EPROTO, "unexpected message on this connection");
+}
+
+bool Engine::hello(Connection& c, std::span<const uint8_t> msg) {
+  const std::optional<Hello> h = body_as<Hello>(msg, MsgType::Hello);
+  if (!h || h->version != kProtocolVersion) return refuse(c, EPROTO, "bad Hello (protocol version 1 expected)");
+  const std::string node(h->node, strnlen(h->node, sizeof h->node));
+  HelloReply r;
+  fabric::Hca* hca = fabric_->find_hca(node);
+  if (!hca || (h->kind == ConnectionKind::MadPort && (h->port < 1 || h->port > hca->num_ports()))) {
+    r.status = -ENODEV;
+    send_message(c.fd, MsgType::HelloReply, &r, sizeof r);
+    return refuse(c, ENODEV, hca ? node + " has no port " + std::to_string(h->port) : "no host named '" + node + "'");
+  }
+  c.greeted = true;
+  c.kind = h->kind;
+  c.pid = h->pid;
+  c.hca = hca;
+  c.port = h->port;
+  if (c.kind == ConnectionKind::MadPort) c.handle = next_handle_++;
+  r.handle = c.handle;
+  send_message(c.fd, MsgType::HelloReply, &r, sizeof r);
+  log(c.who() + " attached to " + node +
+      (c.kind == ConnectionKind::MadPort ? " (MAD port " + std::to_string(c.port) + ")" : ""));
+  return true;
+}
+
+void Engine::query_node(Connection& c) {
+  NodeReply r;
+  const fabric::Hca& h = *c.hca;
+  r.node_guid = h.guid();
+  r.system_image_guid = h.guid();
+  std::strncpy(r.name, h.name().c_str(), sizeof r.name - 1);
+  r.num_ports = std::min<uint32_t>(h.num_ports(), kMaxPorts);
+  for (uint32_t i = 0; i < r.num_ports; ++i) {
+    const fabric::Port& p = h.port(static_cast<uint8_t>(i + 1));
+    PortRecord& out = r.ports[i];
+    out.number = p.number();
+    out.state = static_cast<uint8_t>(p.state());
+    out.phys_state = static_cast<uint8_t>(p.phys_state());
+    out.lmc = p.lmc;
+    out.sm_sl = p.master_sm_sl;
+    out.lid = p.lid;
+    out.sm_lid = p.master_sm_lid;
+    out.rate_mbps = p.link() ? static_cast<uint32_t>(p.link()->rate().data_bps() / 1'000'000) : 0;
+    out.capability_mask = p.capability_mask;
+    out.gid_prefix = p.gid_prefix;
+    out.port_guid = p.guid();
+    out.pkey_count = static_cast<uint16_t>(std::min(p.pkeys.size(), kMaxPkeys));
+    std::copy_n(p.pkeys.begin(), out.pkey_count, out.pkeys);
+  }
+  send_message(c.fd, MsgType::NodeReply, &r, sizeof r);
+}
+
+void Engine::register_agent(Connection& c, std::span<const uint8_t> msg) {
+  Result r;
+  const std::optional<RegisterAgent> req = body_as<RegisterAgent>(msg, MsgType::RegisterAgent);
+  Connection* port = nullptr;
+  for (auto& [fd, other] : connections_)
+    if (req && other->kind == ConnectionKind::MadPort && other->handle == req->handle && other->pid == c.pid) port = other.get();
+  if (!req || !port) {
+    r.value = -EINVAL;
+    send_message(c.fd, MsgType::RegisterReply, &r, sizeof r);
+    return;
+  }
+  fabric::Hca::AgentSpec spec;
+  spec.port = port->port;
+  spec.mgmt_class = req->mgmt_class;
+  spec.class_version = req->class_version;
+  spec.methods = {req->method_mask[0], req->method_mask[1]};
+  const auto id = static_cast<uint32_t>(port->agents.size());
+  auto agent = std::make_unique<UmadAgent>(*this, *port, id);
+  agent->hca_id = port->hca->register_agent(spec, agent.get());
+  if (agent->hca_id == 0) {
+    r.value = -EINVAL;
+  } else {
+    r.value = static_cast<int32_t>(id);
+    port->agents.push_back(std::move(agent));
+  }
+  send_message(c.fd, MsgType::RegisterReply, &r, sizeof r);
+}
+
+void Engine::unregister_agent(Connection& c, std::span<const uint8_t> msg) {
+  Result r;
+  r.value = -EINVAL;
+  if (const std::optional<UnregisterAgent> req = body_as<UnregisterAgent>(msg, MsgType::UnregisterAgent))
+    for (auto& [fd, port] : connections_)
+      if (port->kind == ConnectionKind::MadPort && port->handle == req->handle && port->pid == c.pid &&
+          req->agent < port->agents.size() && port->agents[req->agent]) {
+        port->agents[req->agent].reset();
+        r.value = 0;
+      }
+  send_message(c.fd, MsgType::UnregisterReply, &r, sizeof r);
+}
+
+bool Engine::send_mad(Connection& c, std::span<const uint8_t> msg) {
+  const std::optional<MadEnvelope> env = body_as<MadEnvelope>(msg, MsgType::SendMad);
+  if (!env) return refuse(c, EPROTO, "bad SendMad");
+  const std::size_t header = sizeof(MsgHeader) + sizeof(MadEnvelope);
+  if (env->length != msg.size() - header || env->length < 24 || env->length > kMaxMad)
+    return refuse(c, EINVAL, "a MAD is 24 to 256 bytes");
+  if (env->agent >= c.agents.size() || !c.agents[env->agent]) return refuse(c, EINVAL, "agent not registered on this port");
+  std::array<uint8_t, kMaxMad> mad{};
+  std::copy_n(msg.begin() + static_cast<std::ptrdiff_t>(header), env->length, mad.begin());
+  c.agents[env->agent]->send(*env, mad);
+  return true;
+}
+
+bool Engine::refuse(Connection& c, int status, const std::string& why) {
+  ErrorBody e;
+  e.status = status;
+  std::strncpy(e.text, why.c_str(), sizeof e.text - 1);
+  send_message(c.fd, MsgType::Error, &e, sizeof e);
+  log(c.who() + " refused: " + why);
+  return false;
+}
+
+void Engine::close_connection(int fd) {
+  auto it = connections_.find(fd);
+  if (it == connections_.end()) return;
+  Connection& c = *it->second;
+  if (c.greeted && c.kind == ConnectionKind::MadPort)
+    log(c.who() + " left " + c.hca->name() + " (MAD port " + std::to_string(c.port) + ", " +
+        std::to_string(std::count_if(c.agents.begin(), c.agents.end(), [](const auto& a) { return a != nullptr; })) +
+        " agents released)");
+  c.agents.clear();
+  ::close(fd);
+  connections_.erase(it);
+}
+
+}  // namespace ibfab::api

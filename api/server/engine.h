@@ -1,0 +1,94 @@
+#pragma once
+// The engine behind `ibfab serve` and the in-process transport: it owns one
+// fabric (and, unless told otherwise, a built-in SM on the first host),
+// runs its simulator, and serves client processes over a listening
+// SOCK_SEQPACKET socket (protocol.h).
+//
+// Time: bursts of activity run as fast as the events allow; virtual time
+// never runs more than `lookahead` ahead of a clock that follows wall time
+// from the moment serving starts, so periodic work (the SM's light sweeps,
+// umad timeouts) keeps wall-clock pace while a MAD round trip takes no wall
+// time beyond the work itself.
+//
+// Clients: each connection is a control session or a MAD port
+// (protocol.h). A MAD port's agents are registered on its host's HCA as
+// fabric::MadAgents; what they receive goes to the port's socket. Closing
+// a connection (a client that exits or is killed) unregisters its agents.
+// A client that sends anything malformed gets an Error and is dropped; the
+// engine and every other client go on.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/model/fabric.h"
+#include "fabric/topology/topology.h"
+#include "sim/simulator.h"
+#include "sm/subnet_manager.h"
+
+namespace ibfab::api {
+
+struct EngineOptions {
+  std::string topology;           // a topology spec (fabric/topology/topology_spec.h)
+  bool builtin_sm = true;         // run the built-in SM on `sm_node`
+  std::string sm_node;            // default: the first host
+  sim::Time lookahead = sim::Time::ms(50);
+  std::function<void(const std::string&)> log;  // one line per client event; may be empty
+};
+
+class Engine {
+ public:
+  // Throws std::invalid_argument for a bad topology spec or SM node.
+  explicit Engine(EngineOptions options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Runs the simulator until the built-in SM's subnet is up (or at once
+  // without one). Returns "" or what went wrong.
+  std::string bring_up();
+  // Serves clients on `listen_fd` (a bound, listening SOCK_SEQPACKET
+  // socket) until `stop` becomes true; checks it at least every 100 ms and
+  // whenever a signal interrupts the wait.
+  void serve(int listen_fd, const std::atomic<bool>& stop);
+
+  fabric::Fabric& fabric() { return *fabric_; }
+  sim::Simulator& sim() { return sim_; }
+  sm::SubnetManager* sm() { return sm_.get(); }
+  std::size_t clients() const { return connections_.size(); }
+
+ private:
+  struct Connection;
+  class UmadAgent;
+
+  void accept_clients(int listen_fd);
+  // Reads and handles every message queued on `fd`; false when the
+  // connection is to be closed.
+  bool read_from(Connection& c);
+  bool handle(Connection& c, std::span<const uint8_t> msg);
+  bool hello(Connection& c, std::span<const uint8_t> msg);
+  void query_node(Connection& c);
+  void register_agent(Connection& c, std::span<const uint8_t> msg);
+  void unregister_agent(Connection& c, std::span<const uint8_t> msg);
+  bool send_mad(Connection& c, std::span<const uint8_t> msg);
+  bool refuse(Connection& c, int status, const std::string& why);
+  void close_connection(int fd);
+  // Runs the events due by the paced clock; returns how long poll may wait (ms).
+  int advance();
+  void log(const std::string& line) const;
+
+  EngineOptions options_;
+  sim::Simulator sim_;
+  topo::Topology topology_;
+  std::unique_ptr<fabric::Fabric> fabric_;
+  std::unique_ptr<sm::SubnetManager> sm_;
+  std::map<int, std::unique_ptr<Connection>> connections_;  // by fd
+  uint32_t next_handle_ = 1;
+  sim::Time clock_base_;                   // virtual time when serving started
+  int64_t wall_base_ns_ = 0;
+};
+
+}  // namespace ibfab::api

@@ -1,0 +1,92 @@
+// `ibfab serve` (an engine serving one fabric to client processes) and
+// `ibfab exec` (an unmodified program attached to one of its hosts).
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "api/server/engine.h"
+#include "api/server/socket_path.h"
+#include "tools/cli/commands.h"
+
+namespace ibfab::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop = true; }
+
+// The directory holding the drop-in libraries of this build.
+std::string library_dir() { return IBFAB_LIBRARY_DIR; }
+
+}  // namespace
+
+void Commands::add_serve_exec(CLI::App& app) {
+  CLI::App* serve = app.add_subcommand(
+      "serve", "Own a fabric and serve it to client processes (see `ibfab exec`) over a Unix socket");
+  serve->add_option("--topology", spec_, "A net file or a generator spec, as for `ibfab topo gen`")->required();
+  serve->add_option("--sm", sm_, "builtin: the built-in SM brings the subnet up; none: wait for one (e.g. opensm)")
+      ->check(CLI::IsMember({"builtin", "none"}));
+  serve->add_option("--sm-node", sm_node_, "The host the built-in SM runs on (default: the first host)");
+  serve->add_option("--socket", socket_, "Listen here (default: $XDG_RUNTIME_DIR/ibfab.sock or /tmp/ibfab-UID.sock)");
+  serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
+
+  CLI::App* exec = app.add_subcommand("exec", "Run an unmodified program attached to a host of a served fabric");
+  exec->add_option("--node", node_, "The host the program runs on")->required();
+  exec->add_option("--socket", socket_, "The engine's socket (default: as `ibfab serve`)");
+  exec->add_option("command", command_, "The program and its arguments (after --)")->required();
+  exec->callback([this] { chosen_ = [this] { return this->exec(); }; });
+}
+
+int Commands::serve() {
+  api::EngineOptions o;
+  o.topology = spec_;
+  o.builtin_sm = sm_ == "builtin";
+  o.sm_node = sm_node_;
+  o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
+  api::Engine engine(o);
+  const std::string path = socket_.empty() ? api::default_socket_path() : socket_;
+  std::string error;
+  const int fd = api::listen_at(path, error);
+  if (fd < 0) throw std::runtime_error(error);
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;  // no SA_RESTART: poll returns EINTR
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::cout << "socket " << path << std::endl;
+  if (const std::string e = engine.bring_up(); !e.empty()) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    throw std::runtime_error(e);
+  }
+  std::cout << "ready" << std::endl;
+  engine.serve(fd, g_stop);
+  ::close(fd);
+  ::unlink(path.c_str());
+  std::cerr << "ibfab: stopped" << std::endl;
+  return 0;
+}
+
+int Commands::exec() {
+  const std::string path = socket_.empty() ? api::client_socket_path() : socket_;
+  const char* old = std::getenv("LD_LIBRARY_PATH");
+  const std::string libs = library_dir() + (old && *old ? ":" + std::string(old) : "");
+  ::setenv("LD_LIBRARY_PATH", libs.c_str(), 1);
+  ::setenv("IBFAB_SOCKET", path.c_str(), 1);
+  ::setenv("IBFAB_NODE", node_.c_str(), 1);
+  std::vector<char*> argv;
+  for (std::string& a : command_) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  throw std::runtime_error(command_[0] + ": " + std::strerror(errno));
+}
+
+}  // namespace ibfab::cli
