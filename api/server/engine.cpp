@@ -51,6 +51,14 @@ fabric::MadAddress from_umad(const ib_mad_addr& a) {
 
 constexpr uint8_t kResponseBit = 0x80;
 
+// The rate sysfs reports for a link, in Mb/s: lanes x the nominal lane
+// rate (2.5, 5, 10, 14, 25, 50, 100 Gb/s for SDR .. NDR).
+uint32_t nominal_mbps(const fabric::LinkRate& r) {
+  static constexpr uint32_t kLane[] = {2'500, 5'000, 10'000, 14'000, 25'000, 50'000, 100'000};
+  const auto speed = static_cast<std::size_t>(r.speed);
+  return speed < std::size(kLane) ? kLane[speed] * static_cast<uint32_t>(r.lanes()) : 0;
+}
+
 }  // namespace
 
 // One client connection: a control session or a MAD port.
@@ -312,7 +320,7 @@ void Engine::query_node(Connection& c) {
     out.sm_sl = p.master_sm_sl;
     out.lid = p.lid;
     out.sm_lid = p.master_sm_lid;
-    out.rate_mbps = p.link() ? static_cast<uint32_t>(p.link()->rate().data_bps() / 1'000'000) : 0;
+    out.rate_mbps = p.link() ? nominal_mbps(p.link()->rate()) : 0;
     out.capability_mask = p.capability_mask;
     out.gid_prefix = p.gid_prefix;
     out.port_guid = p.guid();
@@ -393,6 +401,8 @@ void Engine::close_connection(int fd) {
     log(c.who() + " left " + c.hca->name() + " (MAD port " + std::to_string(c.port) + ", " +
         std::to_string(std::count_if(c.agents.begin(), c.agents.end(), [](const auto& a) { return a != nullptr; })) +
         " agents released)");
+  else if (c.greeted)
+    log(c.who() + " left " + c.hca->name());
   c.agents.clear();
   ::close(fd);
   connections_.erase(it);

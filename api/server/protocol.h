@@ -75,7 +75,7 @@ struct PortRecord {
   uint8_t reserved[3] = {};
   uint16_t lid = 0;
   uint16_t sm_lid = 0;
-  uint32_t rate_mbps = 0;   // data rate, for sysfs-style "100 Gb/sec"
+  uint32_t rate_mbps = 0;   // nominal rate, as sysfs "rate" gives it (4X EDR: 100,000)
   uint32_t capability_mask = 0;
   uint64_t gid_prefix = 0;  // host order
   uint64_t port_guid = 0;   // host order

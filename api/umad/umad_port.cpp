@@ -1,0 +1,224 @@
+// libibumad's MAD I/O: an opened port is a connection of its own to the
+// engine (its fd is what umad_get_fd returns, and is pollable); agents are
+// registered through the client core; MADs go and come as protocol
+// messages. Errors are returned as rdma-core 44 returns them.
+#include <infiniband/umad.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "api/client/session.h"
+#include "api/server/seqpacket.h"
+#include "api/umad/export.h"
+#include "api/umad/umad_ca.h"
+#include "api/umad/umad_state.h"
+
+namespace ibfab::umad {
+
+namespace {
+
+struct Agent {
+  uint8_t mgmt_class = 0;
+  uint8_t rmpp_version = 0;
+  bool registered = false;
+};
+
+struct OpenPort {
+  uint32_t handle = 0;
+  int portnum = 0;
+  std::vector<Agent> agents;  // index = agent id
+};
+
+std::mutex g_mu;
+std::map<int, OpenPort> g_ports;  // by fd
+
+int do_register(int fd, uint8_t mgmt_class, uint8_t version, uint8_t rmpp_version, uint32_t oui,
+                const uint64_t mask[2]) {
+  client::Session* s = client::Session::get();
+  std::lock_guard lock(g_mu);
+  auto it = g_ports.find(fd);
+  if (it == g_ports.end() || !s) return -EINVAL;
+  api::RegisterAgent req;
+  req.handle = it->second.handle;
+  req.mgmt_class = mgmt_class;
+  req.class_version = version;
+  req.rmpp_version = rmpp_version;
+  req.oui = oui;
+  if (mask) {
+    req.method_mask[0] = mask[0];
+    req.method_mask[1] = mask[1];
+  }
+  const int id = s->register_agent(req);
+  if (id < 0) return id;
+  auto& agents = it->second.agents;
+  if (agents.size() <= static_cast<std::size_t>(id)) agents.resize(static_cast<std::size_t>(id) + 1);
+  agents[static_cast<std::size_t>(id)] = Agent{mgmt_class, rmpp_version, true};
+  return id;
+}
+
+}  // namespace
+
+}  // namespace ibfab::umad
+
+using namespace ibfab;
+
+
+IBFAB_UMAD_EXPORT int umad_open_port(const char* ca_name, int portnum) {
+  if (ca_name && std::strcmp(ca_name, umad::kCaName) != 0) return -ENODEV;
+  client::Session* s = client::Session::get();
+  if (!s || portnum < 0) return -ENODEV;
+  if (portnum == 0) {
+    const std::optional<api::NodeReply> n = s->query_node();
+    if (!n) return -ENODEV;
+    portnum = umad::best_port(*n);
+  }
+  uint32_t handle = 0;
+  const int fd = s->open_mad_port(static_cast<uint8_t>(portnum), handle);
+  if (fd < 0) return fd == -ENODEV ? -ENODEV : -EIO;
+  std::lock_guard lock(umad::g_mu);
+  umad::g_ports[fd] = umad::OpenPort{handle, portnum, {}};
+  umad::note_port_opened();
+  return fd;
+}
+
+IBFAB_UMAD_EXPORT int umad_close_port(int portid) {
+  {
+    std::lock_guard lock(umad::g_mu);
+    if (!umad::g_ports.erase(portid)) return -EINVAL;
+  }
+  ::close(portid);  // the engine releases the port's agents
+  return 0;
+}
+
+IBFAB_UMAD_EXPORT int umad_get_fd(int portid) { return portid; }
+
+IBFAB_UMAD_EXPORT int umad_register(int portid, int mgmt_class, int mgmt_version, uint8_t rmpp_version,
+                                    long method_mask[16 / sizeof(long)]) {
+  uint64_t mask[2] = {};
+  if (method_mask) std::memcpy(mask, method_mask, sizeof mask);
+  const int id = umad::do_register(portid, static_cast<uint8_t>(mgmt_class), static_cast<uint8_t>(mgmt_version),
+                                   rmpp_version, 0, method_mask ? mask : nullptr);
+  return id < 0 ? -EPERM : id;
+}
+
+IBFAB_UMAD_EXPORT int umad_register_oui(int portid, int mgmt_class, uint8_t rmpp_version, uint8_t oui[3],
+                                        long method_mask[16 / sizeof(long)]) {
+  if (mgmt_class < 0x30 || mgmt_class > 0x4f) return -EINVAL;
+  uint64_t mask[2] = {};
+  if (method_mask) std::memcpy(mask, method_mask, sizeof mask);
+  const uint32_t o = oui ? (uint32_t{oui[0]} << 16 | uint32_t{oui[1]} << 8 | oui[2]) : 0;
+  const int id = umad::do_register(portid, static_cast<uint8_t>(mgmt_class), 1, rmpp_version, o,
+                                   method_mask ? mask : nullptr);
+  return id < 0 ? -EPERM : id;
+}
+
+IBFAB_UMAD_EXPORT int umad_register2(int port_fd, struct umad_reg_attr* attr, uint32_t* agent_id) {
+  if (!attr) return EINVAL;
+  // Vendor classes of range 2 need an OUI that fits 24 bits and is not 0.
+  if (attr->mgmt_class >= 0x30 && attr->mgmt_class <= 0x4f && (attr->oui == 0 || attr->oui > 0xFFFFFF)) {
+    attr->flags = 0;
+    return EINVAL;
+  }
+  if (attr->flags & ~static_cast<uint32_t>(UMAD_USER_RMPP)) {
+    // An unsupported flag: an error, with the supported flags written back
+    // (rdma-core 44 zeroes them before the write-back: attr->flags reads 0).
+    attr->flags = 0;
+    return EINVAL;
+  }
+  const uint8_t rmpp = (attr->flags & UMAD_USER_RMPP) ? 0 : attr->rmpp_version;
+  const int id = umad::do_register(port_fd, attr->mgmt_class, attr->mgmt_class_version, rmpp, attr->oui,
+                                   attr->method_mask);
+  if (id < 0) return -id;
+  if (agent_id) *agent_id = static_cast<uint32_t>(id);
+  return 0;
+}
+
+IBFAB_UMAD_EXPORT int umad_unregister(int portid, int agentid) {
+  client::Session* s = client::Session::get();
+  std::lock_guard lock(umad::g_mu);
+  auto it = umad::g_ports.find(portid);
+  if (it == umad::g_ports.end() || !s || agentid < 0 || static_cast<std::size_t>(agentid) >= it->second.agents.size() ||
+      !it->second.agents[static_cast<std::size_t>(agentid)].registered)
+    return -EINVAL;
+  if (s->unregister_agent(it->second.handle, static_cast<uint32_t>(agentid)) != 0) return -EINVAL;
+  it->second.agents[static_cast<std::size_t>(agentid)].registered = false;
+  return 0;
+}
+
+IBFAB_UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length, int timeout_ms, int retries) {
+  if (!umad || length < 24 || length > static_cast<int>(api::kMaxMad)) return -EINVAL;
+  {
+    std::lock_guard lock(umad::g_mu);
+    auto it = umad::g_ports.find(portid);
+    if (it == umad::g_ports.end() || agentid < 0 || static_cast<std::size_t>(agentid) >= it->second.agents.size() ||
+        !it->second.agents[static_cast<std::size_t>(agentid)].registered)
+      return -EINVAL;
+  }
+  auto* u = static_cast<ib_user_mad*>(umad);
+  u->agent_id = static_cast<uint32_t>(agentid);
+  u->timeout_ms = static_cast<uint32_t>(timeout_ms);
+  u->retries = static_cast<uint32_t>(retries);
+  u->length = static_cast<uint32_t>(length);
+  api::MadEnvelope env;
+  env.agent = static_cast<uint32_t>(agentid);
+  env.timeout_ms = static_cast<uint32_t>(timeout_ms);
+  env.retries = static_cast<uint32_t>(retries);
+  env.length = static_cast<uint32_t>(length);
+  env.addr = u->addr;
+  const auto* data = static_cast<const uint8_t*>(umad_get_mad(umad));
+  return api::send_message(portid, api::MsgType::SendMad, &env, sizeof env,
+                           std::span<const uint8_t>(data, static_cast<std::size_t>(length))) == 0
+             ? 0
+             : -EIO;
+}
+
+IBFAB_UMAD_EXPORT int umad_poll(int portid, int timeout_ms) {
+  pollfd p{portid, POLLIN, 0};
+  const int n = ::poll(&p, 1, timeout_ms);
+  if (n < 0) return -errno;
+  return n == 0 ? -ETIMEDOUT : 0;
+}
+
+IBFAB_UMAD_EXPORT int umad_recv(int portid, void* umad, int* length, int timeout_ms) {
+  if (!umad || !length || *length < 0) return -EINVAL;
+  if (timeout_ms != 0) {
+    if (const int e = umad_poll(portid, timeout_ms)) return e;  // a cancellation point while it waits
+  }
+  // Look at the message first: one that does not fit stays queued.
+  static thread_local std::array<uint8_t, api::kMaxMessage> buf;
+  ssize_t n = ::recv(portid, buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+  if (n == 0) return -ECONNRESET;
+  const std::span<const uint8_t> msg(buf.data(), static_cast<std::size_t>(n));
+  const std::optional<api::MadEnvelope> env = api::body_as<api::MadEnvelope>(msg, api::MsgType::RecvMad);
+  const std::size_t header = sizeof(api::MsgHeader) + sizeof(api::MadEnvelope);
+  auto* u = static_cast<ib_user_mad*>(umad);
+  if (!env || env->length != msg.size() - header) {
+    ::recv(portid, buf.data(), buf.size(), MSG_DONTWAIT);  // drop what is not a MAD
+    return -EIO;
+  }
+  const std::size_t hdr = umad_size();
+  u->agent_id = env->agent;
+  u->status = static_cast<uint32_t>(env->status);
+  u->length = static_cast<uint32_t>(hdr + env->length);
+  u->addr = env->addr;
+  if (static_cast<std::size_t>(*length) < env->length) {
+    // Left queued: a coalesced RMPP message asks for a bigger buffer
+    // (-ENOSPC, with the length needed); a single MAD that does not fit is
+    // the caller's error (-EINVAL), as the kernel answers.
+    *length = static_cast<int>(env->length);
+    return env->length > api::kMaxMad ? -ENOSPC : -EINVAL;
+  }
+  ::recv(portid, buf.data(), buf.size(), MSG_DONTWAIT);  // consume it
+  std::memcpy(umad_get_mad(umad), buf.data() + header, env->length);
+  *length = static_cast<int>(env->length);
+  return static_cast<int>(env->agent);
+}
+

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Runs one real Debian program against `ibfab serve` and checks its output.
+
+usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX -- PROGRAM ARGS...
+
+Starts `IBFAB serve --topology TOPOLOGY` on a private socket, waits for
+"ready", runs PROGRAM under `IBFAB exec --node NODE`, and passes when the
+program exits 0 and its output matches every EXPECT_REGEX (separated by
+'|||'). The engine is stopped with SIGTERM afterwards.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def main():
+    if "--" not in sys.argv or len(sys.argv) < 6:
+        print(__doc__)
+        return 2
+    split = sys.argv.index("--")
+    ibfab, topology, node, expect = sys.argv[1:5]
+    program = sys.argv[split + 1:]
+    with tempfile.TemporaryDirectory() as tmp:
+        sock = os.path.join(tmp, "ibfab.sock")
+        serve = subprocess.Popen([ibfab, "serve", "--topology", topology, "--socket", sock],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.time() + 60
+            lines = []
+            while time.time() < deadline:
+                line = serve.stdout.readline()
+                if not line:
+                    break
+                lines.append(line)
+                if line.strip() == "ready":
+                    break
+            else:
+                print("serve did not get ready:\n" + "".join(lines))
+                return 1
+            if not lines or lines[-1].strip() != "ready":
+                print("serve did not get ready:\n" + "".join(lines))
+                return 1
+            run = subprocess.run([ibfab, "exec", "--socket", sock, "--node", node, "--"] + program,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+            print(run.stdout)
+            if run.returncode != 0:
+                print(f"{program[0]} exited {run.returncode}")
+                return 1
+            for pattern in expect.split("|||"):
+                if not re.search(pattern, run.stdout, re.MULTILINE):
+                    print(f"output does not match: {pattern}")
+                    return 1
+            return 0
+        finally:
+            serve.send_signal(signal.SIGTERM)
+            try:
+                serve.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                serve.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
