@@ -31,11 +31,11 @@ int debug_level() noexcept;
 void warn(const char* func, const char* fmt, ...) noexcept
     __attribute__((format(printf, 2, 3)));
 
+}  // namespace ibfab::umad
+
 // warn(), but only when debug_level() is not 0 (rdma-core's TRACE/DEBUG).
 #define IBFAB_UMAD_TRACE(func, ...)                   \
   do {                                                \
     if (::ibfab::umad::debug_level() != 0)            \
       ::ibfab::umad::warn(func, __VA_ARGS__);         \
   } while (0)
-
-}  // namespace ibfab::umad
