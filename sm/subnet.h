@@ -6,6 +6,7 @@
 // the SM writes it (at the end of each heavy sweep). Everything here came
 // from SMPs: it is the SM's view, which may lag behind the fabric.
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -23,6 +24,13 @@ struct SubnetPort {
   uint8_t neighbor_mtu = 0; // PortInfo NeighborMTU (IBTA enum: 1 = 256 .. 5 = 4096)
   uint8_t rate = 0;         // SA rate enum of the link (2 = 2.5 .. 21 = 400 Gb/s)
   std::vector<uint16_t> pkeys;  // P_KeyTable as read (at least block 0)
+  // Its node's NodeInfo fields and NodeDescription, as discovered (the SA's
+  // NodeRecords).
+  uint8_t num_ports = 0;
+  uint16_t partition_cap = 0, device_id = 0;
+  uint32_t vendor_id = 0;
+  uint64_t system_guid = 0;
+  std::string description;
   // Where the port attaches to the switch graph: the routing switch index
   // (RoutingInput::switches) and the switch port facing it; for a switch
   // port 0, the switch itself and port 0. -1 if not attached.

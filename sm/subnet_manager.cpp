@@ -173,6 +173,12 @@ void SubnetManager::read_ports() {
     sp.lmc = e.port == 0 ? 0 : options_.lmc;
     sp.port = e.port;
     sp.is_switch = n.is_switch();
+    sp.num_ports = n.num_ports;
+    sp.partition_cap = n.partition_cap;
+    sp.device_id = n.device_id;
+    sp.vendor_id = n.vendor_id;
+    sp.system_guid = n.system_guid;
+    sp.description = n.description;
     building_.port_by_guid.emplace(sp.guid, i);
     // Block 0 (32 entries) holds the partitions this subnet uses.
     sender_.get(n.path, mad::PKeyTable::kAttributeId, 0, [this, i](std::span<const uint8_t> smp, uint16_t st) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "api/server/rmpp_receiver.h"
 #include "api/server/seqpacket.h"
 #include "fabric/model/hca.h"
 #include "fabric/topology/topology_spec.h"
@@ -85,16 +86,22 @@ class Engine::UmadAgent final : public fabric::MadAgent {
   }
 
   uint32_t hca_id = 0;
+  bool rmpp = false;  // registered with an RMPP version: transfers are coalesced
 
   void on_mad(fabric::Port&, const fabric::MadAddress& from, std::span<const uint8_t> mad) override {
-    if (mad.size() >= 16 && (mad[3] & kResponseBit)) {
-      auto it = pending_.find(static_cast<uint32_t>(wire::load_be64(&mad[8])));
+    std::vector<uint8_t> ack, whole;
+    const RmppReceiver::Outcome o = rmpp ? rmpp_.receive(from.lid, mad, ack, whole) : RmppReceiver::Outcome::NotRmpp;
+    if (o != RmppReceiver::Outcome::NotRmpp) conn_.hca->send_mad(hca_id, from, ack, /*keep_tid=*/true);
+    if (o == RmppReceiver::Outcome::Pending) return;
+    const std::span<const uint8_t> message = o == RmppReceiver::Outcome::Done ? std::span<const uint8_t>(whole) : mad;
+    if (message.size() >= 16 && (message[3] & kResponseBit)) {
+      auto it = pending_.find(static_cast<uint32_t>(wire::load_be64(&message[8])));
       if (it != pending_.end()) {
         engine_.sim_.cancel(it->second.timer);
         pending_.erase(it);
       }
     }
-    deliver(0, from, mad);
+    deliver(0, from, message);
   }
 
   // A MAD from the client; requests with a timeout are watched.
@@ -152,6 +159,7 @@ class Engine::UmadAgent final : public fabric::MadAgent {
   Connection& conn_;
   uint32_t id_;
   std::map<uint32_t, Pending> pending_;  // by TID bits 31:0
+  RmppReceiver rmpp_;
 };
 
 Engine::Engine(EngineOptions options)
@@ -348,6 +356,7 @@ void Engine::register_agent(Connection& c, std::span<const uint8_t> msg) {
   spec.methods = {req->method_mask[0], req->method_mask[1]};
   const auto id = static_cast<uint32_t>(port->agents.size());
   auto agent = std::make_unique<UmadAgent>(*this, *port, id);
+  agent->rmpp = req->rmpp_version != 0;
   agent->hca_id = port->hca->register_agent(spec, agent.get());
   if (agent->hca_id == 0) {
     r.value = -EINVAL;

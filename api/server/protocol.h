@@ -27,7 +27,9 @@ inline constexpr std::size_t kNodeNameSize = 64;
 inline constexpr std::size_t kMaxPkeys = 128;
 inline constexpr std::size_t kMaxPorts = 4;
 inline constexpr std::size_t kMaxMad = 256;           // one MAD per SendMad/RecvMad segment
-inline constexpr std::size_t kMaxMessage = 64 * 1024;  // RecvMad of a coalesced RMPP message
+// The largest message: a RecvMad of a coalesced RMPP transfer. A Unix
+// socket's default send buffer (net.core.wmem_default, 208 KiB) bounds it.
+inline constexpr std::size_t kMaxMessage = 200 * 1024;
 
 enum class MsgType : uint16_t {
   Hello = 1,

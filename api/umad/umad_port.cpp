@@ -36,6 +36,13 @@ struct OpenPort {
   std::vector<Agent> agents;  // index = agent id
 };
 
+// Returns -e with errno = e, as the real library's failing read() and
+// poll() leave them (callers such as saquery test errno, not the result).
+int fail(int e) {
+  errno = e;
+  return -e;
+}
+
 std::mutex g_mu;
 std::map<int, OpenPort> g_ports;  // by fd
 
@@ -183,26 +190,26 @@ IBFAB_UMAD_EXPORT int umad_poll(int portid, int timeout_ms) {
   pollfd p{portid, POLLIN, 0};
   const int n = ::poll(&p, 1, timeout_ms);
   if (n < 0) return -errno;
-  return n == 0 ? -ETIMEDOUT : 0;
+  return n == 0 ? umad::fail(ETIMEDOUT) : 0;
 }
 
 IBFAB_UMAD_EXPORT int umad_recv(int portid, void* umad, int* length, int timeout_ms) {
-  if (!umad || !length || *length < 0) return -EINVAL;
+  if (!umad || !length || *length < 0) return umad::fail(EINVAL);
   if (timeout_ms != 0) {
     if (const int e = umad_poll(portid, timeout_ms)) return e;  // a cancellation point while it waits
   }
   // Look at the message first: one that does not fit stays queued.
   static thread_local std::array<uint8_t, api::kMaxMessage> buf;
   ssize_t n = ::recv(portid, buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-  if (n == 0) return -ECONNRESET;
+  if (n < 0) return umad::fail(errno == EWOULDBLOCK ? EAGAIN : errno);
+  if (n == 0) return umad::fail(ECONNRESET);
   const std::span<const uint8_t> msg(buf.data(), static_cast<std::size_t>(n));
   const std::optional<api::MadEnvelope> env = api::body_as<api::MadEnvelope>(msg, api::MsgType::RecvMad);
   const std::size_t header = sizeof(api::MsgHeader) + sizeof(api::MadEnvelope);
   auto* u = static_cast<ib_user_mad*>(umad);
   if (!env || env->length != msg.size() - header) {
     ::recv(portid, buf.data(), buf.size(), MSG_DONTWAIT);  // drop what is not a MAD
-    return -EIO;
+    return umad::fail(EIO);
   }
   const std::size_t hdr = umad_size();
   u->agent_id = env->agent;
@@ -214,7 +221,7 @@ IBFAB_UMAD_EXPORT int umad_recv(int portid, void* umad, int* length, int timeout
     // (-ENOSPC, with the length needed); a single MAD that does not fit is
     // the caller's error (-EINVAL), as the kernel answers.
     *length = static_cast<int>(env->length);
-    return env->length > api::kMaxMad ? -ENOSPC : -EINVAL;
+    return umad::fail(env->length > api::kMaxMad ? ENOSPC : EINVAL);
   }
   ::recv(portid, buf.data(), buf.size(), MSG_DONTWAIT);  // consume it
   std::memcpy(umad_get_mad(umad), buf.data() + header, env->length);

@@ -86,13 +86,13 @@ uint32_t Hca::register_agent(const AgentSpec& spec, MadAgent* agent) {
 
 bool Hca::unregister_agent(uint32_t id) { return agents_.erase(id) != 0; }
 
-bool Hca::send_mad(uint32_t agent_id, const MadAddress& to, std::span<const uint8_t> mad) {
+bool Hca::send_mad(uint32_t agent_id, const MadAddress& to, std::span<const uint8_t> mad, bool keep_tid) {
   auto it = agents_.find(agent_id);
   if (it == agents_.end() || mad.size() < wire::kMadSize) return false;
   Port& port = ports_[it->second.spec.port];
   uint8_t buf[wire::kMadSize];
   std::memcpy(buf, mad.data(), wire::kMadSize);
-  if (!(buf[3] & wire::mad_method::kResponseBit)) wire::store_be32(&buf[8], agent_id);
+  if (!keep_tid && !(buf[3] & wire::mad_method::kResponseBit)) wire::store_be32(&buf[8], agent_id);
   const uint8_t mgmt_class = buf[1];
   MadSend s;
   s.slid = port.lid;

@@ -41,7 +41,9 @@ class Hca final : public Node {
   // Sends a 256-byte MAD from the agent's port. Requests (no response bit)
   // get the agent id in TID bits 63:32. Directed-route SMPs are processed
   // by the SMI first. False if the MAD cannot leave (bad agent, SMI discard).
-  bool send_mad(uint32_t agent_id, const MadAddress& to, std::span<const uint8_t> mad);
+  // keep_tid: the TID goes as given (RMPP ACK/STOP/ABORT of a transfer the
+  // agent receives, which the sender keys by its own TID).
+  bool send_mad(uint32_t agent_id, const MadAddress& to, std::span<const uint8_t> mad, bool keep_tid = false);
 
   // Sets or clears CapabilityMask.IsSM (an SM opened the port).
   void set_is_sm(uint8_t port, bool on);

@@ -143,6 +143,12 @@ std::vector<mad::NodeRecord> node_records(const Subnet& s, const mad::NodeRecord
     r.node_info.node_guid = p.node_guid;
     r.node_info.port_guid = p.guid;
     r.node_info.local_port_num = p.port;
+    r.node_info.num_ports = p.num_ports;
+    r.node_info.system_image_guid = p.system_guid;
+    r.node_info.partition_cap = p.partition_cap;
+    r.node_info.device_id = p.device_id;
+    r.node_info.vendor_id = p.vendor_id;
+    r.node_description.text = p.description;
     const mad::NodeInfo& q = req.node_info;
     if ((mask & nr::kLid) && req.lid != r.lid) continue;
     if ((mask & nr::kNodeType) && q.node_type != r.node_info.node_type) continue;
