@@ -16,6 +16,8 @@
 #include "fabric/model/hca.h"
 #include "fabric/topology/topology_spec.h"
 #include "fabric/wire/byte_cursor.h"
+#include "fabric/wire/rmpp_header.h"
+#include "sm/sa/rmpp_sender.h"
 
 namespace ibfab::api {
 
@@ -89,6 +91,9 @@ class Engine::UmadAgent final : public fabric::MadAgent {
   bool rmpp = false;  // registered with an RMPP version: transfers are coalesced
 
   void on_mad(fabric::Port&, const fabric::MadAddress& from, std::span<const uint8_t> mad) override {
+    if (sender_ && mad.size() >= 36 && (mad[26] & wire::RmppHeader::kFlagActive) &&
+        mad[25] != wire::RmppHeader::kTypeData && sender_->on_rmpp(from.lid, mad))
+      return;  // an ACK, STOP or ABORT of a transfer this agent sends
     std::vector<uint8_t> ack, whole;
     const RmppReceiver::Outcome o = rmpp ? rmpp_.receive(from.lid, mad, ack, whole) : RmppReceiver::Outcome::NotRmpp;
     if (o != RmppReceiver::Outcome::NotRmpp) conn_.hca->send_mad(hca_id, from, ack, /*keep_tid=*/true);
@@ -104,12 +109,28 @@ class Engine::UmadAgent final : public fabric::MadAgent {
     deliver(0, from, message);
   }
 
-  // A MAD from the client; requests with a timeout are watched.
-  void send(const MadEnvelope& env, std::span<const uint8_t> mad) {
+  // A MAD from the client; requests with a timeout are watched. An SA
+  // message with the RMPP Active flag from an RMPP agent is segmented and
+  // sent by RMPP, as the kernel does; anything else is one MAD.
+  void send(const MadEnvelope& env, std::span<const uint8_t> message) {
+    const fabric::MadAddress to = from_umad(env.addr);
+    if (rmpp && message.size() >= sm::RmppSender::kHeaderSize && message[1] == 0x03 &&
+        (message[26] & wire::RmppHeader::kFlagActive)) {
+      if (!sender_)
+        sender_ = std::make_unique<sm::RmppSender>(
+            engine_.sim_,
+            [this](const fabric::MadAddress& dst, std::span<const uint8_t> seg) {
+              conn_.hca->send_mad(hca_id, dst, seg, /*keep_tid=*/true);
+            },
+            sm::RmppSender::Options{});
+      sender_->start(to, message.first(sm::RmppSender::kHeaderSize),
+                     std::vector<uint8_t>(message.begin() + sm::RmppSender::kHeaderSize, message.end()));
+      return;
+    }
     Pending p;
-    p.to = from_umad(env.addr);
-    std::copy(mad.begin(), mad.end(), p.mad.begin());
-    if (!engine_.fabric_ || !conn_.hca->send_mad(hca_id, p.to, p.mad)) {
+    p.to = to;
+    std::copy_n(message.begin(), std::min(message.size(), p.mad.size()), p.mad.begin());
+    if (!conn_.hca->send_mad(hca_id, p.to, p.mad)) {
       deliver(EINVAL, p.to, p.mad);
       return;
     }
@@ -160,6 +181,7 @@ class Engine::UmadAgent final : public fabric::MadAgent {
   uint32_t id_;
   std::map<uint32_t, Pending> pending_;  // by TID bits 31:0
   RmppReceiver rmpp_;
+  std::unique_ptr<sm::RmppSender> sender_;  // made at the first RMPP send
 };
 
 Engine::Engine(EngineOptions options)
@@ -384,12 +406,13 @@ bool Engine::send_mad(Connection& c, std::span<const uint8_t> msg) {
   const std::optional<MadEnvelope> env = body_as<MadEnvelope>(msg, MsgType::SendMad);
   if (!env) return refuse(c, EPROTO, "bad SendMad");
   const std::size_t header = sizeof(MsgHeader) + sizeof(MadEnvelope);
-  if (env->length != msg.size() - header || env->length < 24 || env->length > kMaxMad)
-    return refuse(c, EINVAL, "a MAD is 24 to 256 bytes");
+  if (env->length != msg.size() - header || env->length < 24)
+    return refuse(c, EINVAL, "a MAD is at least 24 bytes, and its length must match");
   if (env->agent >= c.agents.size() || !c.agents[env->agent]) return refuse(c, EINVAL, "agent not registered on this port");
-  std::array<uint8_t, kMaxMad> mad{};
-  std::copy_n(msg.begin() + static_cast<std::ptrdiff_t>(header), env->length, mad.begin());
-  c.agents[env->agent]->send(*env, mad);
+  const std::span<const uint8_t> message = msg.subspan(header);
+  if (env->length > kMaxMad && !(c.agents[env->agent]->rmpp && (message[26] & wire::RmppHeader::kFlagActive)))
+    return refuse(c, EINVAL, "a MAD longer than 256 bytes needs an RMPP agent and the RMPP Active flag");
+  c.agents[env->agent]->send(*env, message);
   return true;
 }
 

@@ -160,13 +160,20 @@ IBFAB_UMAD_EXPORT int umad_unregister(int portid, int agentid) {
 }
 
 IBFAB_UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length, int timeout_ms, int retries) {
-  if (!umad || length < 24 || length > static_cast<int>(api::kMaxMad)) return -EINVAL;
+  if (!umad || length < 24) return -EINVAL;
+  const auto* data = static_cast<const uint8_t*>(umad_get_mad(umad));
   {
     std::lock_guard lock(umad::g_mu);
     auto it = umad::g_ports.find(portid);
     if (it == umad::g_ports.end() || agentid < 0 || static_cast<std::size_t>(agentid) >= it->second.agents.size() ||
         !it->second.agents[static_cast<std::size_t>(agentid)].registered)
       return -EINVAL;
+    // Longer than one MAD: only a message the RMPP layer is to segment
+    // (an RMPP agent, the RMPP Active flag set).
+    const bool rmpp = it->second.agents[static_cast<std::size_t>(agentid)].rmpp_version != 0 && length >= 36 &&
+                      (data[26] & 0x1);
+    const std::size_t most = rmpp ? api::kMaxMessage - sizeof(api::MsgHeader) - sizeof(api::MadEnvelope) : api::kMaxMad;
+    if (static_cast<std::size_t>(length) > most) return -EINVAL;
   }
   auto* u = static_cast<ib_user_mad*>(umad);
   u->agent_id = static_cast<uint32_t>(agentid);
@@ -179,7 +186,6 @@ IBFAB_UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length,
   env.retries = static_cast<uint32_t>(retries);
   env.length = static_cast<uint32_t>(length);
   env.addr = u->addr;
-  const auto* data = static_cast<const uint8_t*>(umad_get_mad(umad));
   return api::send_message(portid, api::MsgType::SendMad, &env, sizeof env,
                            std::span<const uint8_t>(data, static_cast<std::size_t>(length))) == 0
              ? 0

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Runs one real Debian program against `ibfab serve` and checks its output.
 
-usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX -- PROGRAM ARGS...
+usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none]
+                 [--background BGNODE BGPROGRAM... --wait-for REGEX] -- PROGRAM ARGS...
 
-Starts `IBFAB serve --topology TOPOLOGY` on a private socket, waits for
-"ready", runs PROGRAM under `IBFAB exec --node NODE`, and passes when the
-program exits 0 and its output matches every EXPECT_REGEX (separated by
-'|||'). The engine is stopped with SIGTERM afterwards.
+Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
+`--sm none` for --sm-none), waits for "ready", optionally starts BGPROGRAM
+under `IBFAB exec --node BGNODE` and waits until its output matches REGEX
+(e.g. opensm's "SUBNET UP"), runs PROGRAM under `IBFAB exec --node NODE`,
+and passes when the program exits 0 and its output matches every
+EXPECT_REGEX (separated by '|||'). Everything is stopped with SIGTERM
+afterwards.
 """
 import os
 import re
@@ -23,10 +27,19 @@ def main():
         return 2
     split = sys.argv.index("--")
     ibfab, topology, node, expect = sys.argv[1:5]
+    options = sys.argv[5:split]
     program = sys.argv[split + 1:]
+    sm_none = "--sm-none" in options
+    background, wait_for = None, None
+    if "--background" in options:
+        b = options.index("--background")
+        w = options.index("--wait-for")
+        background = options[b + 1:w]
+        wait_for = options[w + 1]
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "ibfab.sock")
-        serve = subprocess.Popen([ibfab, "serve", "--topology", topology, "--socket", sock],
+        serve = subprocess.Popen([ibfab, "serve", "--topology", topology, "--socket", sock]
+                                 + (["--sm", "none"] if sm_none else []),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             deadline = time.time() + 60
@@ -44,9 +57,34 @@ def main():
             if not lines or lines[-1].strip() != "ready":
                 print("serve did not get ready:\n" + "".join(lines))
                 return 1
+            bg = None
+            if background:
+                bg = subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", background[0], "--"] + background[1:],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
+                seen = []
+                deadline = time.time() + 60
+                while time.time() < deadline:
+                    line = bg.stdout.readline()
+                    if not line:
+                        break
+                    seen.append(line)
+                    if re.search(wait_for, line):
+                        break
+                else:
+                    seen.append("(timed out)\n")
+                if not seen or not re.search(wait_for, seen[-1]):
+                    print(f"{background[1]} never printed {wait_for}:\n" + "".join(seen[-30:]))
+                    bg.kill()
+                    return 1
             run = subprocess.run([ibfab, "exec", "--socket", sock, "--node", node, "--"] + program,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
-            print(run.stdout)
+            if bg:
+                bg.send_signal(signal.SIGTERM)
+                try:
+                    bg.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    bg.kill()
+            print(run.stdout[-20000:])
             if run.returncode != 0:
                 print(f"{program[0]} exited {run.returncode}")
                 return 1
