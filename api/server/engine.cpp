@@ -187,6 +187,11 @@ class Engine::UmadAgent final : public fabric::MadAgent {
 Engine::Engine(EngineOptions options)
     : options_(std::move(options)), topology_(topo::load_topology(options_.topology)) {
   fabric_ = std::make_unique<fabric::Fabric>(sim_, topology_);
+  if (!options_.pcap.empty()) {
+    if (const std::string e = pcap_.open(options_.pcap, wire::PcapWriter::Link::kErf); !e.empty())
+      throw std::runtime_error(e);
+    fabric_->capture(&pcap_);
+  }
   if (!options_.builtin_sm) return;
   fabric::Hca* host = nullptr;
   if (!options_.sm_node.empty()) {
@@ -227,24 +232,34 @@ void Engine::log(const std::string& line) const {
 }
 
 void Engine::serve(int listen_fd, const std::atomic<bool>& stop) {
-  clock_base_ = sim_.now();
-  wall_base_ns_ = wall_ns();
-  std::vector<pollfd> fds;
-  while (!stop.load()) {
-    const int wait_ms = advance();
-    fds.clear();
-    fds.push_back({listen_fd, POLLIN, 0});
-    for (const auto& [fd, c] : connections_) fds.push_back({fd, POLLIN, 0});
-    const int n = ::poll(fds.data(), fds.size(), wait_ms);
-    if (n < 0) continue;  // EINTR: look at `stop`
-    if (fds[0].revents & POLLIN) accept_clients(listen_fd);
-    for (std::size_t i = 1; i < fds.size(); ++i) {
-      if (!fds[i].revents) continue;
-      auto it = connections_.find(fds[i].fd);
-      if (it == connections_.end()) continue;
-      if ((fds[i].revents & (POLLIN)) ? !read_from(*it->second) : true) close_connection(fds[i].fd);
-    }
+  while (!stop.load()) serve_once(listen_fd, 100);
+}
+
+void Engine::serve_once(int listen_fd, int max_wait_ms) {
+  if (!serving_) {
+    clock_base_ = sim_.now();
+    wall_base_ns_ = wall_ns();
+    serving_ = true;
   }
+  const int wait_ms = std::min(advance(), max_wait_ms);
+  std::vector<pollfd> fds;
+  fds.reserve(connections_.size() + 1);
+  fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
+  for (const auto& [fd, c] : connections_) fds.push_back({fd, POLLIN, 0});
+  if (::poll(fds.data(), fds.size(), wait_ms) < 0) return;  // EINTR: the caller looks at its stop flag
+  if (listen_fd >= 0 && (fds[0].revents & POLLIN)) accept_clients(listen_fd);
+  for (std::size_t i = 1; i < fds.size(); ++i) {
+    if (!fds[i].revents) continue;
+    auto it = connections_.find(fds[i].fd);
+    if (it == connections_.end()) continue;
+    if ((fds[i].revents & POLLIN) ? !read_from(*it->second) : true) close_connection(fds[i].fd);
+  }
+}
+
+void Engine::adopt(int fd) {
+  auto c = std::make_unique<Connection>();
+  c->fd = fd;
+  connections_.emplace(fd, std::move(c));
 }
 
 int Engine::advance() {
@@ -266,9 +281,7 @@ void Engine::accept_clients(int listen_fd) {
   for (;;) {
     const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
-    auto c = std::make_unique<Connection>();
-    c->fd = fd;
-    connections_.emplace(fd, std::move(c));
+    adopt(fd);
   }
 }
 

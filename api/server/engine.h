@@ -26,6 +26,7 @@
 
 #include "fabric/model/fabric.h"
 #include "fabric/topology/topology.h"
+#include "fabric/wire/pcap_writer.h"
 #include "sim/simulator.h"
 #include "sm/subnet_manager.h"
 
@@ -36,12 +37,14 @@ struct EngineOptions {
   bool builtin_sm = true;         // run the built-in SM on `sm_node`
   std::string sm_node;            // default: the first host
   sim::Time lookahead = sim::Time::ms(50);
+  std::string pcap;               // capture every packet on every link here (ERF records; "" = none)
   std::function<void(const std::string&)> log;  // one line per client event; may be empty
 };
 
 class Engine {
  public:
-  // Throws std::invalid_argument for a bad topology spec or SM node.
+  // Throws std::invalid_argument for a bad topology spec or SM node, and
+  // std::runtime_error when the capture file cannot be written.
   explicit Engine(EngineOptions options);
   ~Engine();
   Engine(const Engine&) = delete;
@@ -54,6 +57,14 @@ class Engine {
   // socket) until `stop` becomes true; checks it at least every 100 ms and
   // whenever a signal interrupts the wait.
   void serve(int listen_fd, const std::atomic<bool>& stop);
+  // One round of serve(): runs the events due, waits up to `max_wait_ms`
+  // for input (less when events are due), accepts on `listen_fd` (if >= 0)
+  // and handles what arrived. For the in-process transport, tests and
+  // fuzzing.
+  void serve_once(int listen_fd, int max_wait_ms);
+  // Serves `fd` (a connected SOCK_SEQPACKET socket, now owned by the
+  // engine) as if it had been accepted.
+  void adopt(int fd);
 
   fabric::Fabric& fabric() { return *fabric_; }
   sim::Simulator& sim() { return sim_; }
@@ -83,12 +94,14 @@ class Engine {
   EngineOptions options_;
   sim::Simulator sim_;
   topo::Topology topology_;
+  wire::PcapWriter pcap_;  // outlives fabric_, which writes to it
   std::unique_ptr<fabric::Fabric> fabric_;
   std::unique_ptr<sm::SubnetManager> sm_;
   std::map<int, std::unique_ptr<Connection>> connections_;  // by fd
   uint32_t next_handle_ = 1;
   sim::Time clock_base_;                   // virtual time when serving started
   int64_t wall_base_ns_ = 0;
+  bool serving_ = false;                   // clock_base_ and wall_base_ns_ are set
 };
 
 }  // namespace ibfab::api

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs one real Debian program against `ibfab serve` and checks its output.
 
-usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none]
+usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--copies N]
                  [--background BGNODE BGPROGRAM... --wait-for REGEX] -- PROGRAM ARGS...
 
 Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
@@ -9,8 +9,9 @@ Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
 under `IBFAB exec --node BGNODE` and waits until its output matches REGEX
 (e.g. opensm's "SUBNET UP"), runs PROGRAM under `IBFAB exec --node NODE`,
 and passes when the program exits 0 and its output matches every
-EXPECT_REGEX (separated by '|||'). Everything is stopped with SIGTERM
-afterwards.
+EXPECT_REGEX (separated by '|||'). With --copies N, N copies of PROGRAM run
+at once, on the hosts of NODE (a comma-separated list) in turn, and each
+must pass. Everything is stopped with SIGTERM afterwards.
 """
 import os
 import re
@@ -30,6 +31,8 @@ def main():
     options = sys.argv[5:split]
     program = sys.argv[split + 1:]
     sm_none = "--sm-none" in options
+    copies = int(options[options.index("--copies") + 1]) if "--copies" in options else 1
+    nodes = node.split(",")
     background, wait_for = None, None
     if "--background" in options:
         b = options.index("--background")
@@ -76,22 +79,28 @@ def main():
                     print(f"{background[1]} never printed {wait_for}:\n" + "".join(seen[-30:]))
                     bg.kill()
                     return 1
-            run = subprocess.run([ibfab, "exec", "--socket", sock, "--node", node, "--"] + program,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+            runs = [subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", nodes[i % len(nodes)], "--"] + program,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                    for i in range(copies)]
+            outputs = [r.communicate(timeout=120)[0] for r in runs]
             if bg:
                 bg.send_signal(signal.SIGTERM)
                 try:
                     bg.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     bg.kill()
-            print(run.stdout[-20000:])
-            if run.returncode != 0:
-                print(f"{program[0]} exited {run.returncode}")
-                return 1
-            for pattern in expect.split("|||"):
-                if not re.search(pattern, run.stdout, re.MULTILINE):
-                    print(f"output does not match: {pattern}")
+            for r, out in zip(runs, outputs):
+                if r.returncode != 0:
+                    print(out[-20000:])
+                    print(f"{program[0]} exited {r.returncode}")
                     return 1
+                for pattern in expect.split("|||"):
+                    if not re.search(pattern, out, re.MULTILINE):
+                        print(out[-20000:])
+                        print(f"output does not match: {pattern}")
+                        return 1
+            print(outputs[0][-20000:])
+            print(f"{copies} run(s) passed")
             return 0
         finally:
             serve.send_signal(signal.SIGTERM)

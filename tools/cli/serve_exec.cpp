@@ -37,6 +37,7 @@ void Commands::add_serve_exec(CLI::App& app) {
       ->check(CLI::IsMember({"builtin", "none"}));
   serve->add_option("--sm-node", sm_node_, "The host the built-in SM runs on (default: the first host)");
   serve->add_option("--socket", socket_, "Listen here (default: $XDG_RUNTIME_DIR/ibfab.sock or /tmp/ibfab-UID.sock)");
+  serve->add_option("--pcap", pcap_, "Capture every packet on every link to this file (ERF records, as ibdump writes)");
   serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
 
   CLI::App* exec = app.add_subcommand("exec", "Run an unmodified program attached to a host of a served fabric");
@@ -51,6 +52,7 @@ int Commands::serve() {
   o.topology = spec_;
   o.builtin_sm = sm_ == "builtin";
   o.sm_node = sm_node_;
+  o.pcap = pcap_;
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
   api::Engine engine(o);
   const std::string path = socket_.empty() ? api::default_socket_path() : socket_;
