@@ -22,6 +22,7 @@ ANCHOR_SPECS ?= fat-tree:2:36 fat-tree:3:24
 ANCHOR_RUNS  ?= 3
 anchor: build
 	bench/anchor/opensm_ibsim.py --ibfab $(BUILD)/tools/ibfab --runs $(ANCHOR_RUNS) $(ANCHOR_SPECS)
+	bench/anchor/opensm_ibsim.py --ibfab $(BUILD)/tools/ibfab --runs $(ANCHOR_RUNS) --fabric ibfab $(ANCHOR_SPECS)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

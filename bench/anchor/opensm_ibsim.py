@@ -296,21 +296,48 @@ def start_ibsim(ibsim: str, net: NetFile, work: Path, sockname: str,
     return proc
 
 
+def start_ibfab(ibfab: str, net: NetFile, work: Path, sock: Path, timeout: float) -> subprocess.Popen:
+    """`ibfab serve --sm none` on the same net file, until it prints ready."""
+    out = work / "ibfab.out"
+    proc = subprocess.Popen([ibfab, "serve", "--topology", str(net.path), "--sm", "none",
+                             "--socket", str(sock)], cwd=work, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=open(out, "wb"))
+    deadline = time.monotonic() + timeout
+    seen = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 4096)  # unbuffered: select sees what is left
+            if not chunk:
+                raise RunError(f"ibfab serve exited (status {proc.wait()})\n{tail(out)}")
+            seen += chunk
+            if b"\nready\n" in b"\n" + seen:
+                return proc
+    stop(proc)
+    raise RunError(f"timeout: ibfab serve was not ready within {timeout:g} s\n{tail(out)}")
+
+
 def run_once(tools: dict, net: NetFile, work: Path, routing: str, timeout: float) -> Result:
     conf = opensm_config(tools["opensm"], work, routing)
     sockname = f"ibfab-anchor-{os.getpid()}-{time.monotonic_ns()}"
     ibsim = opensm = None
     log = work / "opensm.out"
     try:
-        ibsim = start_ibsim(tools["ibsim"], net, work, sockname, timeout)
-        ibsim_start_cpu = cpu_s(ibsim.pid)  # loading the net file is not counted
-        env = dict(os.environ,
-                   LD_PRELOAD=tools["umad2sim"],
-                   IBSIM_SOCKNAME=sockname,
-                   SIM_HOST=net.first_hca,
-                   OSM_CACHE_DIR=str(work),
-                   OSM_TMP_DIR=str(work))
         args = [tools["opensm"], "-F", str(conf), "-R", routing]
+        if tools["fabric"] == "ibfab":
+            sock = work / "ibfab.sock"
+            ibsim = start_ibfab(tools["ibfab"], net, work, sock, timeout)
+            env = dict(os.environ, OSM_CACHE_DIR=str(work), OSM_TMP_DIR=str(work))
+            args = [tools["ibfab"], "exec", "--socket", str(sock), "--node", net.first_hca, "--"] + args
+        else:
+            ibsim = start_ibsim(tools["ibsim"], net, work, sockname, timeout)
+            env = dict(os.environ,
+                       LD_PRELOAD=tools["umad2sim"],
+                       IBSIM_SOCKNAME=sockname,
+                       SIM_HOST=net.first_hca,
+                       OSM_CACHE_DIR=str(work),
+                       OSM_TMP_DIR=str(work))
+        ibsim_start_cpu = cpu_s(ibsim.pid)  # loading the net file is not counted
         deadline = time.monotonic() + timeout
         with open(log, "wb") as logf:
             t0 = time.monotonic()
@@ -375,12 +402,12 @@ def measure(spec: str, args, tools: dict) -> list[Result]:
             work.mkdir()
             r = run_once(tools, net, work, args.routing, args.timeout)
             results.append(r)
-            print("anchor opensm+ibsim", fields({**head, "run": i, **format_result(r)}),
+            print(f"anchor opensm+{args.fabric}", fields({**head, "run": i, **format_result(r)}),
                   flush=True)
         if args.runs > 1:
             med = Result(*(statistics.median(getattr(r, f.name) for r in results)
                            for f in dataclasses.fields(Result)))
-            print("anchor opensm+ibsim", fields({**head, "run": "median", **format_result(med)}),
+            print(f"anchor opensm+{args.fabric}", fields({**head, "run": "median", **format_result(med)}),
                   flush=True)
         return results
     finally:
@@ -427,6 +454,10 @@ def parse_args(argv):
                    help="the ibfab binary (default: $IBFAB, else build/tools/ibfab)")
     p.add_argument("--umad2sim", metavar="PATH",
                    help="libumad2sim.so (default: found under /usr/lib)")
+    p.add_argument("--fabric", choices=["ibsim", "ibfab"], default="ibsim",
+                   help="what OpenSM runs against: ibsim with libumad2sim (the anchor, default) or "
+                        "`ibfab serve --sm none` with ibfab's libibumad (the same net file; the "
+                        "*_ibsim_* fields then measure the ibfab serve process)")
     p.add_argument("--workdir", metavar="DIR",
                    help="keep the net file, configuration and logs in a new directory "
                         "under DIR (default: a temporary directory, removed)")
@@ -447,7 +478,8 @@ def main(argv=None) -> int:
         tools = {"opensm": find_program("opensm", "opensm"),
                  "ibsim": find_program("ibsim", "ibsim-utils"),
                  "umad2sim": find_umad2sim(args.umad2sim),
-                 "ibfab": find_ibfab(args.ibfab)}
+                 "ibfab": find_ibfab(args.ibfab),
+                 "fabric": args.fabric}
         for spec in args.specs:
             measure(spec, args, tools)
     except SetupError as e:
