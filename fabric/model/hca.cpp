@@ -51,7 +51,7 @@ Hca::Hca(Fabric& fabric, uint32_t index, const topo::NodeDesc& desc) : Node(fabr
                         mad::port_cap::kIsCommunicationManagementSupported |
                         mad::port_cap::kIsVendorClassSupported |
                         mad::port_cap::kIsClientReregistrationSupported |
-                        mad::port_cap::kIsCapabilityMask2Supported;
+                        mad::port_cap::kIsCapabilityMask2Supported | mad::port_cap::kIsExtendedSpeedsSupported;
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "fabric/model/fabric.h"
 #include "fabric/mad/notice.h"
+#include "fabric/mad/port_info.h"
 #include "fabric/wire/smp.h"
 #include "fabric/model/mad_packet.h"
 #include "fabric/wire/byte_cursor.h"
@@ -21,7 +22,8 @@ Switch::Switch(Fabric& fabric, uint32_t index, const topo::NodeDesc& desc)
   // used only for partition enforcement, which is off.
   ports_[0].pkeys.assign(fabric.options().switch_pkey_entries, 0);
   ports_[0].pkeys[0] = 0xFFFF;
-  ports_[0].capability_mask = 0;
+  // The extended speed fields (FDR and up) are valid on every port.
+  ports_[0].capability_mask = mad::port_cap::kIsExtendedSpeedsSupported;
 }
 
 void Switch::reset_configuration() {

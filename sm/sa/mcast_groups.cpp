@@ -187,7 +187,7 @@ uint16_t McastGroups::create(uint32_t port_index, const Rec& req, uint64_t mask,
   r.sl = req.sl;
   r.flow_label = req.flow_label;
   r.hop_limit = req.hop_limit;
-  r.scope = mgid.raw[1] & 0xF;
+  r.scope = req.scope & 0xF;  // as the creator gave it, as OpenSM keeps it
   groups_.emplace(mgid, std::move(g));
   return st::kOk;
 }

@@ -22,8 +22,9 @@
 //   fabric cannot take the member: a resource answer, not a malformed
 //   request; 0x0700 DENIED would tell the client its request is not
 //   allowed at all).
-// - The group's Scope is the MGID's scope nibble (for an SA-assigned MGID,
-//   the Scope asked for, or 2).
+// - The group's Scope field is the creating request's, as OpenSM keeps it
+//   (checked against OpenSM by tests/tools_real/sa_diff.py); an SA-assigned
+//   MGID's scope nibble is the Scope asked for (mask bit set), else 2.
 // - consolidate_ipv6_snm_req is not implemented: every group gets its own
 //   MLID, so an MLID carries one group.
 // - PortGIDs with the link-local prefix fe80::/64 are accepted as well as

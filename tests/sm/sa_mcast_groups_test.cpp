@@ -190,7 +190,7 @@ TEST_F(McastGroupsTest, Rule8ZeroMgidIsAssigned) {
   ASSERT_EQ(a.status, st::kOk);
   EXPECT_EQ(a.record.mgid, McastGroups::assigned_mgid(kPrefix, 2, 0));
   EXPECT_EQ(a.record.mgid.str().substr(0, 15), "ff12:a01b:fec0:");
-  EXPECT_EQ(a.record.scope, 2);
+  EXPECT_EQ(a.record.scope, 0) << "the record keeps the creator's Scope (0), as OpenSM does; the MGID says 2";
   r.scope = 5;
   const McastResult b = groups->join(A, r, kCreate | comp::kScope);
   ASSERT_EQ(b.status, st::kOk);
@@ -303,16 +303,17 @@ TEST_F(McastGroupsTest, Rule8MtuAndRateSelectorsOnCreate) {
   expect_fails(st::kSaReqInvalid, [&] { return with(6, 2, 3, 2, 16); });  // = 100 Gb/s > port
 }
 
-TEST_F(McastGroupsTest, Rule8PltHopStoredVerbatimAndScopeFromMgid) {
+TEST_F(McastGroupsTest, Rule8PltHopAndScopeStoredVerbatim) {
   McMemberRecord r = rec(mgid(1), A);
   r.packet_life_time_selector = 1;
   r.packet_life_time = 17;
   r.hop_limit = 9;
+  r.scope = 3;  // the MGID's nibble is 5: the record keeps what the creator sent, as OpenSM
   const McastResult res = groups->join(A, r, kCreate);
   EXPECT_EQ(res.record.packet_life_time, 17);
   EXPECT_EQ(res.record.packet_life_time_selector, 2);
   EXPECT_EQ(res.record.hop_limit, 9);
-  EXPECT_EQ(res.record.scope, 5);
+  EXPECT_EQ(res.record.scope, 3);
 }
 
 // --- rule 8: MLID
@@ -456,6 +457,7 @@ TEST_F(McastGroupsTest, JoinResponseCarriesTheGroupFields) {
   g.tclass = 1;
   g.sl = 2;
   g.flow_label = 3;
+  g.scope = 5;
   ASSERT_EQ(groups->join(A, g, kCreate).status, st::kOk);
   McMemberRecord j = rec(mgid(1), B, 4);
   j.q_key = 0;
