@@ -2,9 +2,12 @@
 // The client core: a process's connection to the engine that owns its
 // fabric, shared by the drop-in libraries. The environment names the
 // fabric:
-//   IBFAB_NODE    the host this process runs on (required);
-//   IBFAB_SOCKET  the engine's socket (default: api/server/socket_path.h).
-// `ibfab exec` sets both.
+//   IBFAB_NODE      the host this process runs on (required);
+//   IBFAB_SOCKET    the engine's socket (default: api/server/socket_path.h);
+//                   `ibfab exec` sets both;
+//   IBFAB_TOPOLOGY  instead of a served fabric, this topology in-process:
+//                   an engine (with the built-in SM) on a thread of this
+//                   process, no daemon (for tests).
 //
 // Control requests (node queries, agent registration) go over one control
 // connection, one at a time (a mutex), and wait for their reply. MADs go
