@@ -13,10 +13,6 @@ namespace {
 
 constexpr uint32_t kNoParent = UINT32_MAX;
 
-std::span<const uint8_t> smp_data(std::span<const uint8_t> smp) {
-  return smp.subspan(mad::dr_smp::kDataOffset, mad::dr_smp::kDataSize);
-}
-
 }  // namespace
 
 std::size_t DiscoveryResult::switches() const {

@@ -14,10 +14,6 @@
 namespace ibfab::sm {
 namespace {
 
-std::span<const uint8_t> smp_data(std::span<const uint8_t> smp) {
-  return smp.subspan(mad::dr_smp::kDataOffset, mad::dr_smp::kDataSize);
-}
-
 }  // namespace
 
 // --- state machine ---

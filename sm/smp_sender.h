@@ -26,6 +26,7 @@
 #include <span>
 #include <vector>
 
+#include "fabric/mad/dr_smp.h"
 #include "fabric/model/hca.h"
 #include "sm/dr_route.h"
 #include "sm/ring_queue.h"
@@ -33,6 +34,11 @@
 #include "sim/time.h"
 
 namespace ibfab::sm {
+
+// The attribute data of an answered SMP (as SmpSender callbacks get it).
+inline std::span<const uint8_t> smp_data(std::span<const uint8_t> smp) {
+  return smp.subspan(mad::dr_smp::kDataOffset, mad::dr_smp::kDataSize);
+}
 
 class SmpSender : public fabric::MadAgent {
  public:

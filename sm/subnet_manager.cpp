@@ -20,10 +20,6 @@ namespace {
 
 using Block = std::array<uint8_t, 64>;
 
-std::span<const uint8_t> smp_data(std::span<const uint8_t> smp) {
-  return smp.subspan(mad::dr_smp::kDataOffset, mad::dr_smp::kDataSize);
-}
-
 // The SA rate enum of the link PortInfo describes (active width x speed);
 // 0 when PortInfo names no single rate.
 uint8_t link_rate_enum(const mad::PortInfo& pi) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fabric/mad/switch_info.h"
 #include "fabric/model/fabric.h"
 
 namespace ibfab::sm {
@@ -343,17 +344,20 @@ void McastManager::flush(bool all) {
   batches_.push_back({unflushed_, runs_.size()});
   unflushed_ = runs_.size();
   if (all) {
-    for (uint32_t s = 0; s < subnet_.graph.switches.size(); ++s)
+    for (uint32_t s = 0; s < subnet_.graph.switches.size(); ++s) {
       for (const MftAddress a : shadow_.stale(subnet_.graph.switches[s].guid, positions(s), std::nullopt))
         write(s, a, batch);
+      update_top(s, batch);
+    }
   } else {
     std::sort(dirty_.begin(), dirty_.end());
     dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
-    for (const uint64_t key : dirty_) {
-      const auto sw = static_cast<uint32_t>(key >> 16);
-      const auto block = static_cast<uint16_t>(key & 0xFFFF);
+    for (std::size_t i = 0; i < dirty_.size(); ++i) {
+      const auto sw = static_cast<uint32_t>(dirty_[i] >> 16);
+      const auto block = static_cast<uint16_t>(dirty_[i] & 0xFFFF);
       for (const MftAddress a : shadow_.stale(subnet_.graph.switches[sw].guid, positions(sw), block))
         write(sw, a, batch);
+      if (i + 1 == dirty_.size() || dirty_[i + 1] >> 16 != sw) update_top(sw, batch);
     }
   }
   dirty_.clear();
@@ -399,17 +403,53 @@ void McastManager::write(uint32_t sw, MftAddress a, std::size_t batch) {
 }
 
 void McastManager::answered(uint64_t guid, MftAddress a, uint64_t seq, std::size_t batch, bool ok) {
-  --outstanding_;
-  --batches_[batch].pending;
-  if (!ok) {
-    ++smps_failed_;
-    ++batches_[batch].failed;
-  }
   // An older write that landed after a newer one: write the block again
   // (a failed write is left for the next reroute, so a dead switch does not
   // make this loop).
   if (shadow_.answered(guid, a, seq, ok) && ok && !subnet_changed())
     if (auto it = index_.find(guid); it != index_.end()) write(it->second, a, batch);
+  if (!ok) {
+    ++smps_failed_;
+    ++batches_[batch].failed;
+  }
+  smp_done(batch);
+}
+
+void McastManager::update_top(uint32_t sw, std::size_t batch) {
+  const uint64_t guid = subnet_.graph.switches[sw].guid;
+  const uint16_t top = shadow_.top(guid);
+  auto [it, fresh] = tops_.try_emplace(guid, uint16_t{0xBFFF});
+  if (it->second == top || sw >= subnet_.switch_paths.size()) return;
+  it->second = top;
+  const std::vector<uint8_t>& path = subnet_.switch_paths[sw];
+  ++top_smps_;
+  ++outstanding_;
+  ++batches_[batch].pending;
+  std::weak_ptr<bool> alive = alive_;
+  sender_.get(path, mad::SwitchInfo::kAttributeId, 0,
+              [this, alive, path, top, batch](std::span<const uint8_t> smp, uint16_t status) {
+                if (alive.expired()) return;
+                if (!smp.empty() && status == 0) {
+                  mad::SwitchInfo si = mad::SwitchInfo::unpack(smp_data(smp));
+                  si.multicast_fdb_top = top;
+                  si.port_state_change = false;  // writing 1 would clear it
+                  std::array<uint8_t, 64> data{};
+                  si.pack(data);
+                  ++top_smps_;
+                  ++outstanding_;
+                  ++batches_[batch].pending;
+                  sender_.set(path, mad::SwitchInfo::kAttributeId, 0, data,
+                              [this, alive, batch](std::span<const uint8_t>, uint16_t) {
+                                if (!alive.expired()) smp_done(batch);
+                              });
+                }
+                smp_done(batch);
+              });
+}
+
+void McastManager::smp_done(std::size_t batch) {
+  --outstanding_;
+  --batches_[batch].pending;
   finish_if_done(batch);
   if (outstanding_ == 0) {
     std::vector<std::function<void()>> waiters;

@@ -35,6 +35,11 @@
 // never been written to, or that was forgotten (forget_switch: it
 // rebooted), is all-zero.
 //
+// MulticastFDBTop: after a flush, a switch whose highest MLID in use
+// changed gets SwitchInfo.MulticastFDBTop set to it (read, modify, write;
+// PortStateChange is not written back), as OpenSM does, so that tools such
+// as ibroute -M see the table.
+//
 // Lifetime: `subnet` and `sender` must outlive the manager. Answers to SMPs
 // that arrive after the manager is gone are ignored.
 #include <cstddef>
@@ -103,7 +108,10 @@ class McastManager final : public McastRouting {
   // The switch `guid` lost its MFT (it rebooted): it is treated as all-zero
   // again. Its blocks are rewritten by the next reroute_all() (or, block by
   // block, by changes to an MLID in its tree).
-  void forget_switch(uint64_t guid) { shadow_.forget(guid); }
+  void forget_switch(uint64_t guid) {
+    shadow_.forget(guid);
+    tops_.erase(guid);
+  }
   // Runs `fn` once every MFT SMP sent so far (and any rewrite they cause)
   // has been answered or given up; at once if none is outstanding. Unlike
   // SmpSender::when_idle it does not wait for the SM's other SMPs.
@@ -121,12 +129,13 @@ class McastManager final : public McastRouting {
   std::size_t mft_entries() const { return shadow_.entries(); }
   std::map<uint64_t, std::size_t> mft_entries_per_switch() const { return shadow_.entries_per_switch(); }
   McastLinkLoad link_load() const;
-  uint64_t mft_smps_sent() const { return smps_sent_; }
+  uint64_t mft_smps_sent() const { return smps_sent_; }  // MFT block Sets
+  uint64_t top_smps_sent() const { return top_smps_; }   // SwitchInfo Get/Set for MulticastFDBTop
   uint64_t mft_smps_failed() const { return smps_failed_; }
   std::size_t outstanding() const { return outstanding_; }
   // One entry per membership call (add/remove/clear/set_members) and per
   // reroute_all, in call order. Calls flushed together share their batch's
-  // SMP counts and programmed time.
+  // MFT SMP counts and programmed time (which waits for MulticastFDBTop too).
   const std::vector<McastProgramming>& programming() const { return runs_; }
   const McastPolicies& policies() const { return policies_; }
 
@@ -188,6 +197,10 @@ class McastManager final : public McastRouting {
   void flush(bool all);
   void write(uint32_t sw, mad::MftAddress a, std::size_t batch);
   void answered(uint64_t guid, mad::MftAddress a, uint64_t seq, std::size_t batch, bool ok);
+  // Sets MulticastFDBTop on switch `sw` if its top changed.
+  void update_top(uint32_t sw, std::size_t batch);
+  // One SMP of `batch` was answered or given up.
+  void smp_done(std::size_t batch);
   void finish_if_done(std::size_t batch);
   uint8_t positions(uint32_t sw) const;
 
@@ -200,6 +213,7 @@ class McastManager final : public McastRouting {
   std::vector<uint32_t> carried_;                        // switch index -> trees it is in
   std::vector<uint64_t> dirty_;                          // switch index << 16 | MFT block
   std::unordered_map<uint64_t, uint32_t> index_;         // switch GUID -> index (answers, rewrites)
+  std::unordered_map<uint64_t, uint16_t> tops_;          // switch GUID -> MulticastFDBTop last set
   const RoutingSwitch* synced_data_ = nullptr;           // the switch list the trees were built on
   std::size_t synced_size_ = 0;
   struct Batch {
@@ -214,7 +228,7 @@ class McastManager final : public McastRouting {
   sim::EventHandle flush_event_;
   std::vector<std::function<void()>> waiters_;
   std::size_t outstanding_ = 0;
-  uint64_t smps_sent_ = 0, smps_failed_ = 0;
+  uint64_t smps_sent_ = 0, smps_failed_ = 0, top_smps_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // SMP callbacks hold a weak_ptr
 };
 

@@ -110,6 +110,11 @@ bool MftShadow::answered(uint64_t guid, MftAddress a, uint64_t seq, bool ok) {
   return false;
 }
 
+uint16_t MftShadow::top(uint64_t guid) const {
+  auto sw = desired_.find(guid);
+  return sw == desired_.end() || sw->second.empty() ? 0xBFFF : sw->second.rbegin()->first;
+}
+
 std::size_t MftShadow::entries(uint64_t guid) const {
   auto sw = desired_.find(guid);
   return sw == desired_.end() ? 0 : sw->second.size();

@@ -50,6 +50,10 @@ class MftShadow {
   // The switch is all-zero again (it rebooted): forgets what was written.
   void forget(uint64_t guid) { written_.erase(guid); }
 
+  // The highest MLID with a desired entry on `guid`; 0xBFFF (an empty
+  // table's MulticastFDBTop) if none.
+  uint16_t top(uint64_t guid) const;
+
   // (switch, MLID) pairs with any desired bit set, per switch / in all.
   std::size_t entries(uint64_t guid) const;
   std::size_t entries() const { return entries_; }

@@ -272,6 +272,26 @@ TEST_F(McastFatTree, ChangesInOneBatchWriteEachBlockOnce) {
   EXPECT_TRUE(bed.check(kMlid + 1, hosts(1, 5)).ok) << bed.check(kMlid + 1, hosts(1, 5)).problem;
 }
 
+// SwitchInfo.MulticastFDBTop follows the highest MLID in use on each switch
+// (what ibroute -M reads), and goes back to 0xBFFF when the table empties.
+TEST_F(McastFatTree, MulticastFdbTopFollowsTheHighestMlid) {
+  McastManager m(bed.subnet, *bed.sender);
+  m.set_members(kMlid, bed.ports({"H1", "H5"}));
+  m.set_members(kMlid + 40, bed.ports({"H2", "H13"}));
+  bed.sim.run();
+  const auto& l1 = *bed.fabric.find_switch("L1");
+  const auto& l2 = *bed.fabric.find_switch("L2");
+  EXPECT_EQ(l1.mft_top, kMlid + 40) << "H1 and H2 both hang off L1";
+  EXPECT_EQ(l2.mft_top, kMlid);
+  EXPECT_GT(m.top_smps_sent(), 0u);
+  m.set_members(kMlid + 40, {});
+  m.set_members(kMlid, {});
+  bed.sim.run();
+  EXPECT_EQ(l1.mft_top, 0xBFFF);
+  EXPECT_EQ(l2.mft_top, 0xBFFF);
+  EXPECT_FALSE(l1.port_state_change) << "untouched by the read-modify-write";
+}
+
 TEST_F(McastFatTree, OneMemberClearsTheEntries) {
   McastManager m(bed.subnet, *bed.sender);
   m.set_members(kMlid, bed.ports({"H1", "H5", "H9"}));
