@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs one real Debian program against `ibfab serve` and checks its output.
 
-usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--copies N]
+usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--copies N] [--pcap-expect REGEX]
                  [--background BGNODE BGPROGRAM... --wait-for REGEX] -- PROGRAM ARGS...
 
 Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
@@ -9,7 +9,9 @@ Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
 under `IBFAB exec --node BGNODE` and waits until its output matches REGEX
 (e.g. opensm's "SUBNET UP"), runs PROGRAM under `IBFAB exec --node NODE`,
 and passes when the program exits 0 and its output matches every
-EXPECT_REGEX (separated by '|||'). With --copies N, N copies of PROGRAM run
+EXPECT_REGEX (separated by '|||'). With --pcap-expect, the engine captures
+every packet (serve --pcap) and tshark's reading of the capture, once the
+engine has stopped, must match REGEX. With --copies N, N copies of PROGRAM run
 at once, on the hosts of NODE (a comma-separated list) in turn, and each
 must pass. Everything is stopped with SIGTERM afterwards.
 """
@@ -32,6 +34,7 @@ def main():
     program = sys.argv[split + 1:]
     sm_none = "--sm-none" in options
     copies = int(options[options.index("--copies") + 1]) if "--copies" in options else 1
+    pcap_expect = options[options.index("--pcap-expect") + 1] if "--pcap-expect" in options else None
     nodes = node.split(",")
     background, wait_for = None, None
     if "--background" in options:
@@ -41,8 +44,10 @@ def main():
         wait_for = options[w + 1]
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "ibfab.sock")
+        capture = os.path.join(tmp, "capture.erf")
         serve = subprocess.Popen([ibfab, "serve", "--topology", topology, "--socket", sock]
-                                 + (["--sm", "none"] if sm_none else []),
+                                 + (["--sm", "none"] if sm_none else [])
+                                 + (["--pcap", capture] if pcap_expect else []),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             deadline = time.time() + 60
@@ -101,6 +106,16 @@ def main():
                         return 1
             print(outputs[0][-20000:])
             print(f"{copies} run(s) passed")
+            if pcap_expect:
+                serve.send_signal(signal.SIGTERM)
+                serve.wait(timeout=10)
+                read = subprocess.run(["tshark", "-r", capture], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, timeout=120)
+                if not re.search(pcap_expect, read.stdout, re.MULTILINE):
+                    print(read.stdout[-5000:])
+                    print(f"the capture does not show: {pcap_expect}")
+                    return 1
+                print("the capture shows it")
             return 0
         finally:
             serve.send_signal(signal.SIGTERM)
