@@ -11,22 +11,18 @@
 #include <cstdlib>
 #include <vector>
 
+#include "tests/api/embedded_port.h"
+
 namespace {
 
-class UmadIo : public ::testing::Test {
+class UmadIo : public ibfab::testing::EmbeddedPort {
  protected:
-  static void SetUpTestSuite() {
-    ::setenv("IBFAB_TOPOLOGY", "fat-tree:2:4", 1);
-    ::setenv("IBFAB_NODE", "H3", 1);
-  }
   void SetUp() override {
-    fd_ = umad_open_port(nullptr, 0);
-    ASSERT_GE(fd_, 0);
+    EmbeddedPort::SetUp();
     agent_ = umad_register(fd_, 0x03, 2, 0, nullptr);
     ASSERT_GE(agent_, 0);
   }
-  void TearDown() override { umad_close_port(fd_); }
-  int fd_ = -1, agent_ = -1;
+  int agent_ = -1;
 };
 
 TEST_F(UmadIo, NothingQueuedIsEagainOrEtimedoutWithErrno) {

@@ -10,25 +10,12 @@
 #include <vector>
 
 #include "fabric/wire/byte_cursor.h"
+#include "tests/api/embedded_port.h"
 
 namespace {
 
-class Register2 : public ::testing::Test {
+class Register2 : public ibfab::testing::EmbeddedPort {
  protected:
-  static void SetUpTestSuite() {
-    ::setenv("IBFAB_TOPOLOGY", "fat-tree:2:4", 1);
-    ::setenv("IBFAB_NODE", "H3", 1);
-  }
-  void SetUp() override {
-    fd_ = umad_open_port(nullptr, 0);
-    ASSERT_GE(fd_, 0);
-    umad_port_t p;
-    ASSERT_EQ(umad_get_port(nullptr, 0, &p), 0);
-    sm_lid_ = static_cast<uint16_t>(p.sm_lid);
-    umad_release_port(&p);
-  }
-  void TearDown() override { umad_close_port(fd_); }
-
   // A GetTable of every NodeRecord (14 of them: several RMPP segments).
   void ask_node_records(uint32_t agent) {
     std::vector<uint8_t> u(umad_size() + 256, 0);
@@ -42,9 +29,6 @@ class Register2 : public ::testing::Test {
     ibfab::wire::store_be16(&m[16], 0x0011);  // NodeRecord
     ASSERT_EQ(umad_send(fd_, static_cast<int>(agent), u.data(), 256, 2000, 0), 0);
   }
-
-  int fd_ = -1;
-  uint16_t sm_lid_ = 0;
 };
 
 // "umad_register2() registers for a MAD agent using the provided
