@@ -64,7 +64,7 @@ int listen_at(const std::string& path, std::string& error) {
     error = std::string("socket: ") + std::strerror(errno);
     return -errno;
   }
-  const mode_t old = ::umask(0077);  // the file is created 0600: only this user connects
+  const mode_t old = ::umask(0077);  // no group or other permission: only this user connects
   const int b = ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
   const int e = errno;
   ::umask(old);

@@ -10,8 +10,8 @@ std::string default_socket_path();
 std::string client_socket_path();
 
 // Creates a listening SOCK_SEQPACKET socket at `path` that only this user
-// may connect to (the socket file is 0600; an existing socket file there is
-// replaced if nothing answers on it). Returns the fd, or -errno with
+// may connect to (created under umask 077: no group or other permission;
+// an existing socket file there is replaced if nothing answers on it). Returns the fd, or -errno with
 // `error` set (-EADDRINUSE: an engine already serves there).
 int listen_at(const std::string& path, std::string& error);
 // Connects to the engine at `path`; returns the fd (close-on-exec) or -errno.

@@ -4,6 +4,7 @@
 // that misbehave or vanish.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -96,6 +97,13 @@ class Served : public ::testing::Test {
   static inline std::thread* thread_ = nullptr;
   static inline std::atomic<bool> stop_{false};
 };
+
+TEST_F(Served, TheSocketRefusesOtherUsers) {
+  struct stat st{};
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0077, 0u) << "owner-only: no group or other permission, so others cannot connect";
+}
 
 TEST_F(Served, TheSessionSeesItsHostAsTheSmConfiguredIt) {
   std::string error;

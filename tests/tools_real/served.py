@@ -2,6 +2,7 @@
 """Runs one real Debian program against `ibfab serve` and checks its output.
 
 usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--copies N] [--pcap-expect REGEX]
+                 [--count REGEX N]
                  [--background BGNODE BGPROGRAM... --wait-for REGEX] -- PROGRAM ARGS...
 
 Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
@@ -11,7 +12,8 @@ under `IBFAB exec --node BGNODE` and waits until its output matches REGEX
 and passes when the program exits 0 and its output matches every
 EXPECT_REGEX (separated by '|||'). With --pcap-expect, the engine captures
 every packet (serve --pcap) and tshark's reading of the capture, once the
-engine has stopped, must match REGEX. With --copies N, N copies of PROGRAM run
+engine has stopped, must match REGEX. With --count, exactly N lines of the
+output must match REGEX. With --copies N, N copies of PROGRAM run
 at once, on the hosts of NODE (a comma-separated list) in turn, and each
 must pass. Everything is stopped with SIGTERM afterwards.
 """
@@ -35,6 +37,10 @@ def main():
     sm_none = "--sm-none" in options
     copies = int(options[options.index("--copies") + 1]) if "--copies" in options else 1
     pcap_expect = options[options.index("--pcap-expect") + 1] if "--pcap-expect" in options else None
+    count = None
+    if "--count" in options:
+        c = options.index("--count")
+        count = (options[c + 1], int(options[c + 2]))
     nodes = node.split(",")
     background, wait_for = None, None
     if "--background" in options:
@@ -104,6 +110,12 @@ def main():
                         print(out[-20000:])
                         print(f"output does not match: {pattern}")
                         return 1
+            if count:
+                got = sum(1 for line in outputs[0].splitlines() if re.search(count[0], line))
+                if got != count[1]:
+                    print(outputs[0][-20000:])
+                    print(f"{got} lines match {count[0]}, not {count[1]}")
+                    return 1
             print(outputs[0][-20000:])
             print(f"{copies} run(s) passed")
             if pcap_expect:
