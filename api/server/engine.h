@@ -8,7 +8,9 @@
 // never runs more than `lookahead` ahead of a clock that follows wall time
 // from the moment serving starts, so periodic work (the SM's light sweeps,
 // umad timeouts) keeps wall-clock pace while a MAD round trip takes no wall
-// time beyond the work itself.
+// time beyond the work itself. Virtual time may not race ahead while a
+// client waits: the answer may come from another process (OpenSM's SA),
+// which needs wall time, and the request would time out first.
 //
 // Clients: each connection is a control session or a MAD port
 // (protocol.h). A MAD port's agents are registered on its host's HCA as

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "api/client/session.h"
 #include "api/server/engine.h"
 #include "api/server/socket_path.h"
 #include "tools/cli/commands.h"
@@ -79,6 +80,15 @@ int Commands::serve() {
 
 int Commands::exec() {
   const std::string path = socket_.empty() ? api::client_socket_path() : socket_;
+  // The engine must be there and have the host: say so now, not as an
+  // empty device list inside the program.
+  const int probe = api::connect_to(path);
+  if (probe < 0) throw std::runtime_error("no ibfab engine at " + path + " (start one with `ibfab serve`)");
+  uint32_t handle = 0;
+  const int greeted = client::greet(probe, node_, api::ConnectionKind::Control, 0, handle);
+  ::close(probe);
+  if (greeted == -ENODEV) throw std::runtime_error("the served fabric has no host named '" + node_ + "'");
+  if (greeted < 0) throw std::runtime_error(path + ": " + std::strerror(-greeted));
   const char* old = std::getenv("LD_LIBRARY_PATH");
   const std::string libs = library_dir() + (old && *old ? ":" + std::string(old) : "");
   ::setenv("LD_LIBRARY_PATH", libs.c_str(), 1);
