@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 
 #include "api/server/rmpp_receiver.h"
@@ -74,6 +75,11 @@ struct Engine::Connection {
   uint8_t port = 0;
   uint32_t handle = 0;
   std::vector<std::unique_ptr<UmadAgent>> agents;  // index = the client's agent id (null: unregistered)
+  // Messages the socket could not take yet, oldest first, sent when it is
+  // writable again; `queued` bytes in all.
+  std::deque<std::vector<uint8_t>> out;
+  std::size_t queued = 0;
+  bool broken = false;  // a write failed (not for lack of room): close it
   std::string who() const { return "client pid " + std::to_string(pid); }
 };
 
@@ -173,7 +179,7 @@ class Engine::UmadAgent final : public fabric::MadAgent {
     env.status = status;
     env.length = static_cast<uint32_t>(mad.size());
     env.addr = to_umad(addr);
-    send_message(conn_.fd, MsgType::RecvMad, &env, sizeof env, mad);  // a gone client is reaped by the loop
+    engine_.post(conn_, MsgType::RecvMad, &env, sizeof env, mad);
   }
 
   Engine& engine_;
@@ -245,14 +251,19 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   std::vector<pollfd> fds;
   fds.reserve(connections_.size() + 1);
   fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
-  for (const auto& [fd, c] : connections_) fds.push_back({fd, POLLIN, 0});
+  for (const auto& [fd, c] : connections_)
+    fds.push_back({fd, static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
   if (::poll(fds.data(), fds.size(), wait_ms) < 0) return;  // EINTR: the caller looks at its stop flag
   if (listen_fd >= 0 && (fds[0].revents & POLLIN)) accept_clients(listen_fd);
   for (std::size_t i = 1; i < fds.size(); ++i) {
-    if (!fds[i].revents) continue;
     auto it = connections_.find(fds[i].fd);
     if (it == connections_.end()) continue;
-    if ((fds[i].revents & POLLIN) ? !read_from(*it->second) : true) close_connection(fds[i].fd);
+    Connection& c = *it->second;
+    bool keep = !c.broken;
+    if (keep && (fds[i].revents & POLLOUT)) keep = flush(c);
+    if (keep && (fds[i].revents & POLLIN)) keep = read_from(c);
+    else if (keep && (fds[i].revents & (POLLHUP | POLLERR))) keep = false;
+    if (!keep || c.broken) close_connection(fds[i].fd);
   }
 }
 
@@ -275,6 +286,45 @@ int Engine::advance() {
   if (!next) return 100;
   const int64_t ms = (*next - horizon).ps() / 1'000'000'000 + 1;
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 100));
+}
+
+void Engine::post(Connection& c, MsgType type, const void* body, std::size_t size, std::span<const uint8_t> tail) {
+  if (c.broken) return;
+  if (c.out.empty()) {
+    const int e = send_message(c.fd, type, body, size, tail);
+    if (e == 0) return;
+    if (e == -EMSGSIZE) {  // larger than the socket can ever take (COMPATIBILITY.md)
+      log(c.who() + ": a " + std::to_string(size + tail.size()) + "-byte message is too large for the socket, dropped");
+      return;
+    }
+    if (e != -EAGAIN) {
+      c.broken = true;
+      return;
+    }
+  }
+  if (c.queued > kMaxQueued) {  // a client that does not read is dropped
+    c.broken = true;
+    return;
+  }
+  MsgHeader h;
+  h.type = static_cast<uint16_t>(type);
+  h.length = static_cast<uint32_t>(size + tail.size());
+  std::vector<uint8_t> m(sizeof h + size + tail.size());
+  std::memcpy(m.data(), &h, sizeof h);
+  std::memcpy(m.data() + sizeof h, body, size);
+  std::copy(tail.begin(), tail.end(), m.begin() + static_cast<std::ptrdiff_t>(sizeof h + size));
+  c.queued += m.size();
+  c.out.push_back(std::move(m));
+}
+
+bool Engine::flush(Connection& c) {
+  while (!c.out.empty()) {
+    const ssize_t n = ::send(c.fd, c.out.front().data(), c.out.front().size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    c.queued -= c.out.front().size();
+    c.out.pop_front();
+  }
+  return true;
 }
 
 void Engine::accept_clients(int listen_fd) {
@@ -330,7 +380,7 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg) {
   fabric::Hca* hca = fabric_->find_hca(node);
   if (!hca || (h->kind == ConnectionKind::MadPort && (h->port < 1 || h->port > hca->num_ports()))) {
     r.status = -ENODEV;
-    send_message(c.fd, MsgType::HelloReply, &r, sizeof r);
+    post(c, MsgType::HelloReply, &r, sizeof r);
     return refuse(c, ENODEV, hca ? node + " has no port " + std::to_string(h->port) : "no host named '" + node + "'");
   }
   c.greeted = true;
@@ -340,7 +390,7 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg) {
   c.port = h->port;
   if (c.kind == ConnectionKind::MadPort) c.handle = next_handle_++;
   r.handle = c.handle;
-  send_message(c.fd, MsgType::HelloReply, &r, sizeof r);
+  post(c, MsgType::HelloReply, &r, sizeof r);
   log(c.who() + " attached to " + node +
       (c.kind == ConnectionKind::MadPort ? " (MAD port " + std::to_string(c.port) + ")" : ""));
   return true;
@@ -370,7 +420,7 @@ void Engine::query_node(Connection& c) {
     out.pkey_count = static_cast<uint16_t>(std::min(p.pkeys.size(), kMaxPkeys));
     std::copy_n(p.pkeys.begin(), out.pkey_count, out.pkeys);
   }
-  send_message(c.fd, MsgType::NodeReply, &r, sizeof r);
+  post(c, MsgType::NodeReply, &r, sizeof r);
 }
 
 void Engine::register_agent(Connection& c, std::span<const uint8_t> msg) {
@@ -381,7 +431,7 @@ void Engine::register_agent(Connection& c, std::span<const uint8_t> msg) {
     if (req && other->kind == ConnectionKind::MadPort && other->handle == req->handle && other->pid == c.pid) port = other.get();
   if (!req || !port) {
     r.value = -EINVAL;
-    send_message(c.fd, MsgType::RegisterReply, &r, sizeof r);
+    post(c, MsgType::RegisterReply, &r, sizeof r);
     return;
   }
   fabric::Hca::AgentSpec spec;
@@ -399,7 +449,7 @@ void Engine::register_agent(Connection& c, std::span<const uint8_t> msg) {
     r.value = static_cast<int32_t>(id);
     port->agents.push_back(std::move(agent));
   }
-  send_message(c.fd, MsgType::RegisterReply, &r, sizeof r);
+  post(c, MsgType::RegisterReply, &r, sizeof r);
 }
 
 void Engine::unregister_agent(Connection& c, std::span<const uint8_t> msg) {
@@ -412,7 +462,7 @@ void Engine::unregister_agent(Connection& c, std::span<const uint8_t> msg) {
         port->agents[req->agent].reset();
         r.value = 0;
       }
-  send_message(c.fd, MsgType::UnregisterReply, &r, sizeof r);
+  post(c, MsgType::UnregisterReply, &r, sizeof r);
 }
 
 bool Engine::send_mad(Connection& c, std::span<const uint8_t> msg) {
@@ -433,7 +483,7 @@ bool Engine::refuse(Connection& c, int status, const std::string& why) {
   ErrorBody e;
   e.status = status;
   std::strncpy(e.text, why.c_str(), sizeof e.text - 1);
-  send_message(c.fd, MsgType::Error, &e, sizeof e);
+  post(c, MsgType::Error, &e, sizeof e);
   log(c.who() + " refused: " + why);
   return false;
 }

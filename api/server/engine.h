@@ -12,6 +12,10 @@
 // client waits: the answer may come from another process (OpenSM's SA),
 // which needs wall time, and the request would time out first.
 //
+// Output: a message the client's socket cannot take now is queued and sent
+// when the socket is writable; nothing is dropped, except a client that
+// lets more than kMaxQueued bytes pile up, which is disconnected.
+//
 // Clients: each connection is a control session or a MAD port
 // (protocol.h). A MAD port's agents are registered on its host's HCA as
 // fabric::MadAgents; what they receive goes to the port's socket. Closing
@@ -26,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "api/server/protocol.h"
 #include "fabric/model/fabric.h"
 #include "fabric/topology/topology.h"
 #include "fabric/wire/pcap_writer.h"
@@ -88,6 +93,12 @@ class Engine {
   void unregister_agent(Connection& c, std::span<const uint8_t> msg);
   bool send_mad(Connection& c, std::span<const uint8_t> msg);
   bool refuse(Connection& c, int status, const std::string& why);
+  // Sends a message to `c`, or queues it while the socket is full; a client
+  // with more than kMaxQueued bytes waiting is dropped.
+  void post(Connection& c, MsgType type, const void* body, std::size_t size, std::span<const uint8_t> tail = {});
+  // Sends what is queued for `c`; false when the connection broke.
+  bool flush(Connection& c);
+  static constexpr std::size_t kMaxQueued = 64u << 20;
   void close_connection(int fd);
   // Runs the events due by the paced clock; returns how long poll may wait (ms).
   int advance();

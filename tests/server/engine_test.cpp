@@ -158,6 +158,26 @@ TEST_F(Served, AnSmpToTheLocalPortAndAnSaGetComeBack) {
   ::close(fd);
 }
 
+// 3,000 SA Gets sent before reading a single answer: the answers overflow
+// the socket's buffer, wait in the engine's queue, and every one arrives.
+TEST_F(Served, ASlowReaderLosesNothing) {
+  client::Session* s = client::Session::get();
+  uint32_t handle = 0;
+  const int fd = s->open_mad_port(1, handle);
+  ASSERT_EQ(s->register_agent(agent_for(handle, 0x03, 2)), 0);
+  const uint16_t sm_lid = s->query_node()->ports[0].sm_lid;
+  constexpr int kQueries = 3000;
+  for (int q = 0; q < kQueries; ++q) ASSERT_EQ(send(fd, 0, mad(0x03, 2, 0x01, 0x0001, q + 1), sm_lid, 1), 0);
+  std::array<uint8_t, 256> got{};
+  int answers = 0;
+  for (; answers < kQueries; ++answers) {
+    const std::optional<MadEnvelope> env = recv(fd, got);
+    if (!env || env->status != 0 || got[3] != 0x81) break;
+  }
+  EXPECT_EQ(answers, kQueries);
+  ::close(fd);
+}
+
 TEST_F(Served, AnUnansweredRequestComesBackTimedOut) {
   client::Session* s = client::Session::get();
   uint32_t handle = 0;
