@@ -79,6 +79,7 @@ struct Engine::Connection {
   // writable again; `queued` bytes in all.
   std::deque<std::vector<uint8_t>> out;
   std::size_t queued = 0;
+  std::vector<uint8_t> partial;  // the fragments of a long SendMad so far
   bool broken = false;  // a write failed (not for lack of room): close it
   std::string who() const { return "client pid " + std::to_string(pid); }
 };
@@ -177,9 +178,13 @@ class Engine::UmadAgent final : public fabric::MadAgent {
     MadEnvelope env;
     env.agent = id_;
     env.status = status;
-    env.length = static_cast<uint32_t>(mad.size());
+    env.total = static_cast<uint32_t>(mad.size());
     env.addr = to_umad(addr);
-    engine_.post(conn_, MsgType::RecvMad, &env, sizeof env, mad);
+    for (std::size_t at = 0; at == 0 || at < mad.size(); at += kFragment) {
+      const std::span<const uint8_t> part = mad.subspan(at, std::min(kFragment, mad.size() - at));
+      env.length = static_cast<uint32_t>(part.size());
+      engine_.post(conn_, MsgType::RecvMad, &env, sizeof env, part);
+    }
   }
 
   Engine& engine_;
@@ -469,13 +474,27 @@ bool Engine::send_mad(Connection& c, std::span<const uint8_t> msg) {
   const std::optional<MadEnvelope> env = body_as<MadEnvelope>(msg, MsgType::SendMad);
   if (!env) return refuse(c, EPROTO, "bad SendMad");
   const std::size_t header = sizeof(MsgHeader) + sizeof(MadEnvelope);
-  if (env->length != msg.size() - header || env->length < 24)
-    return refuse(c, EINVAL, "a MAD is at least 24 bytes, and its length must match");
-  if (env->agent >= c.agents.size() || !c.agents[env->agent]) return refuse(c, EINVAL, "agent not registered on this port");
-  const std::span<const uint8_t> message = msg.subspan(header);
-  if (env->length > kMaxMad && !(c.agents[env->agent]->rmpp && (message[26] & wire::RmppHeader::kFlagActive)))
+  if (env->length != msg.size() - header) return refuse(c, EINVAL, "a SendMad's length must match");
+  const std::span<const uint8_t> part = msg.subspan(header);
+  // A message longer than kFragment comes in consecutive fragments.
+  if (!c.partial.empty() || env->total > env->length) {
+    if (env->total > kMaxSend || c.partial.size() + part.size() > env->total)
+      return refuse(c, EINVAL, "fragments do not add up to the message's total");
+    c.partial.insert(c.partial.end(), part.begin(), part.end());
+    if (c.partial.size() < env->total) return true;
+    const std::vector<uint8_t> whole = std::move(c.partial);
+    c.partial.clear();
+    return send_whole(c, *env, whole);
+  }
+  return send_whole(c, *env, part);
+}
+
+bool Engine::send_whole(Connection& c, const MadEnvelope& env, std::span<const uint8_t> message) {
+  if (message.size() < 24) return refuse(c, EINVAL, "a MAD is at least 24 bytes");
+  if (env.agent >= c.agents.size() || !c.agents[env.agent]) return refuse(c, EINVAL, "agent not registered on this port");
+  if (message.size() > kMaxMad && !(c.agents[env.agent]->rmpp && (message[26] & wire::RmppHeader::kFlagActive)))
     return refuse(c, EINVAL, "a MAD longer than 256 bytes needs an RMPP agent and the RMPP Active flag");
-  c.agents[env->agent]->send(*env, message);
+  c.agents[env.agent]->send(env, message);
   return true;
 }
 

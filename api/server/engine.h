@@ -92,6 +92,8 @@ class Engine {
   void register_agent(Connection& c, std::span<const uint8_t> msg);
   void unregister_agent(Connection& c, std::span<const uint8_t> msg);
   bool send_mad(Connection& c, std::span<const uint8_t> msg);
+  bool send_whole(Connection& c, const MadEnvelope& env, std::span<const uint8_t> message);
+  static constexpr std::size_t kMaxSend = 16u << 20;  // the longest message a client may send
   bool refuse(Connection& c, int status, const std::string& why);
   // Sends a message to `c`, or queues it while the socket is full; a client
   // with more than kMaxQueued bytes waiting is dropped.

@@ -114,13 +114,19 @@ struct UnregisterAgent {
   uint32_t agent = 0;
 };
 
-// SendMad and RecvMad: this, then `length` MAD bytes.
+// SendMad and RecvMad: this, then `length` MAD bytes. A message longer than
+// kFragment (a coalesced RMPP transfer, or a long SA answer an RMPP agent
+// sends) goes as consecutive messages on the same connection, each with the
+// same envelope but `length` bytes of the message, in order, `total` bytes
+// in all.
+inline constexpr std::size_t kFragment = 96 * 1024;
 struct MadEnvelope {
   uint32_t agent = 0;
   int32_t status = 0;       // RecvMad: 0, or ETIMEDOUT for a request that got no answer
   uint32_t timeout_ms = 0;  // SendMad
   uint32_t retries = 0;     // SendMad
-  uint32_t length = 0;
+  uint32_t length = 0;      // bytes after this envelope
+  uint32_t total = 0;       // bytes of the whole message (== length unless fragmented)
   ib_mad_addr addr{};
 };
 

@@ -172,7 +172,7 @@ IBFAB_UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length,
     // (an RMPP agent, the RMPP Active flag set).
     const bool rmpp = it->second.agents[static_cast<std::size_t>(agentid)].rmpp_version != 0 && length >= 36 &&
                       (data[26] & 0x1);
-    const std::size_t most = rmpp ? api::kMaxMessage - sizeof(api::MsgHeader) - sizeof(api::MadEnvelope) : api::kMaxMad;
+    const std::size_t most = rmpp ? std::size_t{16} << 20 : api::kMaxMad;
     if (static_cast<std::size_t>(length) > most) return -EINVAL;
   }
   auto* u = static_cast<ib_user_mad*>(umad);
@@ -186,10 +186,15 @@ IBFAB_UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length,
   env.retries = static_cast<uint32_t>(retries);
   env.length = static_cast<uint32_t>(length);
   env.addr = u->addr;
-  return api::send_message(portid, api::MsgType::SendMad, &env, sizeof env,
-                           std::span<const uint8_t>(data, static_cast<std::size_t>(length))) == 0
-             ? 0
-             : -EIO;
+  env.total = static_cast<uint32_t>(length);
+  // In fragments of kFragment bytes when it is longer (an RMPP message).
+  const std::span<const uint8_t> message(data, static_cast<std::size_t>(length));
+  for (std::size_t at = 0; at == 0 || at < message.size(); at += api::kFragment) {
+    const std::span<const uint8_t> part = message.subspan(at, std::min(api::kFragment, message.size() - at));
+    env.length = static_cast<uint32_t>(part.size());
+    if (api::send_message(portid, api::MsgType::SendMad, &env, sizeof env, part) != 0) return -EIO;
+  }
+  return 0;
 }
 
 IBFAB_UMAD_EXPORT int umad_poll(int portid, int timeout_ms) {
@@ -220,18 +225,30 @@ IBFAB_UMAD_EXPORT int umad_recv(int portid, void* umad, int* length, int timeout
   const std::size_t hdr = umad_size();
   u->agent_id = env->agent;
   u->status = static_cast<uint32_t>(env->status);
-  u->length = static_cast<uint32_t>(hdr + env->length);
+  u->length = static_cast<uint32_t>(hdr + env->total);
   u->addr = env->addr;
-  if (static_cast<std::size_t>(*length) < env->length) {
+  if (static_cast<std::size_t>(*length) < env->total) {
     // Left queued: a coalesced RMPP message asks for a bigger buffer
     // (-ENOSPC, with the length needed); a single MAD that does not fit is
     // the caller's error (-EINVAL), as the kernel answers.
-    *length = static_cast<int>(env->length);
-    return umad::fail(env->length > api::kMaxMad ? ENOSPC : EINVAL);
+    *length = static_cast<int>(env->total);
+    return umad::fail(env->total > api::kMaxMad ? ENOSPC : EINVAL);
   }
-  ::recv(portid, buf.data(), buf.size(), MSG_DONTWAIT);  // consume it
-  std::memcpy(umad_get_mad(umad), buf.data() + header, env->length);
-  *length = static_cast<int>(env->length);
+  // The message, in as many fragments as it came in (they follow at once).
+  auto* out = static_cast<uint8_t*>(umad_get_mad(umad));
+  std::size_t copied = 0;
+  for (bool first = true; first || copied < env->total; first = false) {
+    const ssize_t got = ::recv(portid, buf.data(), buf.size(), first ? MSG_DONTWAIT : 0);
+    const std::optional<api::MadEnvelope> part =
+        got > 0 ? api::body_as<api::MadEnvelope>(std::span<const uint8_t>(buf.data(), static_cast<std::size_t>(got)),
+                                                  api::MsgType::RecvMad)
+                : std::nullopt;
+    if (!part || part->length > env->total - copied || part->length != static_cast<std::size_t>(got) - header)
+      return umad::fail(EIO);
+    std::memcpy(out + copied, buf.data() + header, part->length);
+    copied += part->length;
+  }
+  *length = static_cast<int>(env->total);
   return static_cast<int>(env->agent);
 }
 
