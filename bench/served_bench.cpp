@@ -19,8 +19,8 @@
 
 #include "api/client/session.h"
 #include "api/server/engine.h"
-#include "api/server/seqpacket.h"
-#include "api/server/socket_path.h"
+#include "api/client/seqpacket.h"
+#include "api/client/socket_path.h"
 #include "fabric/wire/byte_cursor.h"
 
 namespace ibfab::bench {

@@ -3,16 +3,13 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cerrno>
-#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#include "api/server/engine.h"
-#include "api/server/seqpacket.h"
-#include "api/server/socket_path.h"
+#include "api/client/seqpacket.h"
+#include "api/client/socket_path.h"
 
 namespace ibfab::client {
 
@@ -53,35 +50,10 @@ int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t por
 
 namespace {
 
-// The in-process transport: an engine on its own thread of this process,
-// serving the fabric IBFAB_TOPOLOGY names on a private socket. It lives as
-// long as the process.
-std::string g_embedded_path;  // removed at exit
-
-std::string start_embedded(const std::string& topology, std::string& why) {
-  static std::atomic<bool> never{false};
-  try {
-    api::EngineOptions o;
-    o.topology = topology;
-    auto* engine = new api::Engine(o);
-    if (const std::string e = engine->bring_up(); !e.empty()) {
-      why = "IBFAB_TOPOLOGY=" + topology + ": " + e;
-      return "";
-    }
-    const std::string path = "/tmp/ibfab-embedded-" + std::to_string(::getpid()) + ".sock";
-    const int fd = api::listen_at(path, why);
-    if (fd < 0) return "";
-    g_embedded_path = path;
-    std::atexit([] { ::unlink(g_embedded_path.c_str()); });
-    std::thread([engine, fd] { engine->serve(fd, never); }).detach();
-    return path;
-  } catch (const std::exception& e) {
-    why = "IBFAB_TOPOLOGY=" + topology + ": " + e.what();
-    return "";
-  }
-}
-
+EmbeddedStarter g_embedded = nullptr;  // set by the engine, when linked in
 }  // namespace
+
+void register_embedded_starter(EmbeddedStarter starter) { g_embedded = starter; }
 
 Session* Session::get(std::string* error) {
   static std::mutex once;
@@ -91,8 +63,11 @@ Session* Session::get(std::string* error) {
   if (!session && why.empty()) {
     const char* node = std::getenv("IBFAB_NODE");
     const char* topology = std::getenv("IBFAB_TOPOLOGY");
-    const std::string path =
-        topology && *topology && node && *node ? start_embedded(topology, why) : api::client_socket_path();
+    std::string path = api::client_socket_path();
+    if (topology && *topology && node && *node) {
+      if (g_embedded) path = g_embedded(topology, why);
+      else why = "IBFAB_TOPOLOGY is set, but this program has no in-process engine linked in";
+    }
     if (!why.empty()) {
       // the embedded engine could not start
     } else if (!node || !*node) {

@@ -3,11 +3,11 @@
 // fabric, shared by the drop-in libraries. The environment names the
 // fabric:
 //   IBFAB_NODE      the host this process runs on (required);
-//   IBFAB_SOCKET    the engine's socket (default: api/server/socket_path.h);
+//   IBFAB_SOCKET    the engine's socket (default: api/client/socket_path.h);
 //                   `ibfab exec` sets both;
 //   IBFAB_TOPOLOGY  instead of a served fabric, this topology in-process:
 //                   an engine (with the built-in SM) on a thread of this
-//                   process, no daemon (for tests).
+//                   process, no daemon (for tests); see EmbeddedStarter.
 //
 // Control requests (node queries, agent registration) go over one control
 // connection, one at a time (a mutex), and wait for their reply. MADs go
@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "api/server/protocol.h"
+#include "api/client/protocol.h"
 
 namespace ibfab::client {
 
@@ -52,6 +52,13 @@ class Session {
   std::string node_;
   std::string socket_;
 };
+
+// The in-process transport (IBFAB_TOPOLOGY): starts an engine for
+// `topology` on a thread of this process and returns the socket it serves,
+// or "" with `why` set. The engine registers it (api/server/
+// embedded_engine.cpp) when it is linked into the program or library.
+using EmbeddedStarter = std::string (*)(const std::string& topology, std::string& why);
+void register_embedded_starter(EmbeddedStarter starter);
 
 // Sends Hello on `fd` and reads the reply: 0 and `handle`, or -errno.
 int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t port, uint32_t& handle);

@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "api/server/rmpp_receiver.h"
-#include "api/server/seqpacket.h"
+#include "api/client/seqpacket.h"
 #include "fabric/model/hca.h"
 #include "fabric/topology/topology_spec.h"
 #include "fabric/wire/byte_cursor.h"

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "api/server/protocol.h"
+#include "api/client/protocol.h"
 #include "fabric/model/fabric.h"
 #include "fabric/topology/topology.h"
 #include "fabric/wire/pcap_writer.h"

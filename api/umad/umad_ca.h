@@ -3,7 +3,7 @@
 // engine, its one CA name, and the port a NULL CA / port 0 picks.
 #include <optional>
 
-#include "api/server/protocol.h"
+#include "api/client/protocol.h"
 
 namespace ibfab::umad {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "api/client/session.h"
-#include "api/server/seqpacket.h"
+#include "api/client/seqpacket.h"
 #include "api/umad/export.h"
 #include "api/umad/umad_ca.h"
 #include "api/umad/umad_state.h"

@@ -15,7 +15,7 @@
 #include <cstring>
 
 #include "api/server/engine.h"
-#include "api/server/seqpacket.h"
+#include "api/client/seqpacket.h"
 
 using namespace ibfab;
 

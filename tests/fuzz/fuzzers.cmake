@@ -8,5 +8,5 @@ ibfab_add_fuzzer(fuzz_engine_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_engine_req
 get_target_property(_sm_srcs ibfab_sm SOURCES)
 list(TRANSFORM _sm_srcs PREPEND ${PROJECT_SOURCE_DIR}/sm/)
 target_sources(fuzz_engine_request PRIVATE ${_sm_srcs} ${PROJECT_SOURCE_DIR}/api/server/engine.cpp
-  ${PROJECT_SOURCE_DIR}/api/server/rmpp_receiver.cpp ${PROJECT_SOURCE_DIR}/api/server/seqpacket.cpp
-  ${PROJECT_SOURCE_DIR}/api/server/socket_path.cpp)
+  ${PROJECT_SOURCE_DIR}/api/server/rmpp_receiver.cpp ${PROJECT_SOURCE_DIR}/api/client/seqpacket.cpp
+  ${PROJECT_SOURCE_DIR}/api/client/socket_path.cpp)

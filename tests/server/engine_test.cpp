@@ -17,8 +17,8 @@
 
 #include "api/client/session.h"
 #include "api/server/engine.h"
-#include "api/server/seqpacket.h"
-#include "api/server/socket_path.h"
+#include "api/client/seqpacket.h"
+#include "api/client/socket_path.h"
 #include "fabric/mad/node_info.h"
 #include "fabric/wire/byte_cursor.h"
 

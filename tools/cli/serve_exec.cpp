@@ -14,7 +14,7 @@
 
 #include "api/client/session.h"
 #include "api/server/engine.h"
-#include "api/server/socket_path.h"
+#include "api/client/socket_path.h"
 #include "tools/cli/commands.h"
 
 namespace ibfab::cli {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "api/server/protocol.h"
+#include "api/client/protocol.h"
 
 namespace ibfab::api {
 

@@ -1,4 +1,4 @@
-#include "api/server/socket_path.h"
+#include "api/client/socket_path.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>

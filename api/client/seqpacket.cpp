@@ -1,4 +1,4 @@
-#include "api/server/seqpacket.h"
+#include "api/client/seqpacket.h"
 
 #include <sys/socket.h>
 #include <sys/uio.h>
