@@ -253,8 +253,8 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
     serving_ = true;
   }
   const int wait_ms = std::min(advance(), max_wait_ms);
-  std::vector<pollfd> fds;
-  fds.reserve(connections_.size() + 1);
+  std::vector<pollfd>& fds = pollfds_;  // kept between rounds: no allocation per round
+  fds.clear();
   fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
   for (const auto& [fd, c] : connections_)
     fds.push_back({fd, static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});

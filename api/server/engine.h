@@ -22,6 +22,8 @@
 // a connection (a client that exits or is killed) unregisters its agents.
 // A client that sends anything malformed gets an Error and is dropped; the
 // engine and every other client go on.
+#include <poll.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -113,6 +115,7 @@ class Engine {
   std::unique_ptr<fabric::Fabric> fabric_;
   std::unique_ptr<sm::SubnetManager> sm_;
   std::map<int, std::unique_ptr<Connection>> connections_;  // by fd
+  std::vector<pollfd> pollfds_;                             // serve_once's poll set
   uint32_t next_handle_ = 1;
   sim::Time clock_base_;                   // virtual time when serving started
   int64_t wall_base_ns_ = 0;
