@@ -9,7 +9,10 @@
 //     one per client process;
 //   - MAD port: one per umad_open_port; carries SendMad (client to engine)
 //     and RecvMad (engine to client) only, so its fd is pollable for MADs
-//     and a MAD never waits behind a reply.
+//     and a MAD never waits behind a reply;
+//   - verbs: one per ibv_open_device; request/reply for the verbs objects
+//     (verbs_protocol.h). Their data path does not use the socket: it runs
+//     through rings in shared memory (verbs_rings.h).
 // A connection that sends anything malformed gets an Error and is closed;
 // nothing else changes.
 #include <infiniband/umad.h>
@@ -43,6 +46,21 @@ enum class MsgType : uint16_t {
   SendMad,
   RecvMad,
   Error,
+  ListHosts,
+  HostsReply,
+  // The verbs connection's requests (verbs_protocol.h); each is answered
+  // by a Result (or by a NodeReply for QueryNode).
+  CreateChannel,
+  DestroyChannel,
+  CreateCq,
+  DestroyCq,
+  CreateQp,
+  ModifyQp,
+  DestroyQp,
+  AttachMcast,
+  DetachMcast,
+  VerbsReply,
+  kLast = VerbsReply,
 };
 
 struct MsgHeader {
@@ -51,7 +69,7 @@ struct MsgHeader {
   uint32_t length = 0;  // body bytes after this header
 };
 
-enum class ConnectionKind : uint8_t { Control = 0, MadPort = 1 };
+enum class ConnectionKind : uint8_t { Control = 0, MadPort = 1, Verbs = 2 };
 
 struct Hello {
   uint32_t version = kProtocolVersion;
@@ -59,7 +77,10 @@ struct Hello {
   ConnectionKind kind = ConnectionKind::Control;
   uint8_t port = 0;           // MadPort: the HCA port
   uint8_t reserved[2] = {};
-  char node[kNodeNameSize] = {};  // NUL-terminated host name
+  char node[kNodeNameSize] = {};  // NUL-terminated host name; a control
+                                  // connection may name none (embedded
+                                  // mode with no IBFAB_NODE): it then only
+                                  // lists hosts
 };
 
 struct HelloReply {
@@ -78,6 +99,10 @@ struct PortRecord {
   uint16_t lid = 0;
   uint16_t sm_lid = 0;
   uint32_t rate_mbps = 0;   // nominal rate, as sysfs "rate" gives it (4X EDR: 100,000)
+  uint8_t active_width = 0; // ibv_port_attr encoding: 1 1x, 2 4x, 4 8x, 8 12x, 16 2x
+  uint8_t active_speed = 0; // ibv_port_attr encoding: 1 SDR .. 32 EDR, 64 HDR, 128 NDR
+  uint8_t active_mtu = 0;   // IBTA enum: 1 256 .. 5 4096
+  uint8_t max_mtu = 0;
   uint32_t capability_mask = 0;
   uint64_t gid_prefix = 0;  // host order
   uint64_t port_guid = 0;   // host order
@@ -130,6 +155,18 @@ struct MadEnvelope {
   ib_mad_addr addr{};
 };
 
+// ListHosts: the fabric's hosts from index `first`, for the embedded
+// transport's device list; HostsReply carries up to kHostsPerReply names.
+inline constexpr std::size_t kHostsPerReply = 512;
+struct ListHosts {
+  uint32_t first = 0;
+};
+struct HostsReply {
+  uint32_t total = 0;  // hosts in the fabric
+  uint32_t count = 0;  // names in this reply
+  char names[kHostsPerReply][kNodeNameSize] = {};
+};
+
 struct ErrorBody {
   int32_t status = 0;
   char text[120] = {};
@@ -153,7 +190,7 @@ inline std::optional<MsgType> type_of(std::span<const uint8_t> bytes) {
   MsgHeader h;
   if (bytes.size() < sizeof h) return std::nullopt;
   std::memcpy(&h, bytes.data(), sizeof h);
-  if (h.type < static_cast<uint16_t>(MsgType::Hello) || h.type > static_cast<uint16_t>(MsgType::Error)) return std::nullopt;
+  if (h.type < static_cast<uint16_t>(MsgType::Hello) || h.type > static_cast<uint16_t>(MsgType::kLast)) return std::nullopt;
   return static_cast<MsgType>(h.type);
 }
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "api/client/seqpacket.h"
@@ -18,7 +19,7 @@ namespace {
 // Reads one message of type `type` into `out`; 0 or -errno (-EPROTO for
 // anything else, -ECONNRESET when the engine closed).
 int read_reply(int fd, api::MsgType type, void* out, std::size_t size) {
-  std::array<uint8_t, sizeof(api::MsgHeader) + sizeof(api::NodeReply)> buf;
+  static thread_local std::array<uint8_t, sizeof(api::MsgHeader) + sizeof(api::HostsReply)> buf;
   const ssize_t n = api::recv_message(fd, buf);
   if (n == 0) return -ECONNRESET;
   if (n < 0) return static_cast<int>(n);
@@ -64,13 +65,15 @@ Session* Session::get(std::string* error) {
     const char* node = std::getenv("IBFAB_NODE");
     const char* topology = std::getenv("IBFAB_TOPOLOGY");
     std::string path = api::client_socket_path();
-    if (topology && *topology && node && *node) {
+    if (topology && *topology) {
       if (g_embedded) path = g_embedded(topology, why);
       else why = "IBFAB_TOPOLOGY is set, but this program has no in-process engine linked in";
     }
+    const bool embedded = topology && *topology;
+    if (embedded && !node) node = "";
     if (!why.empty()) {
       // the embedded engine could not start
-    } else if (!node || !*node) {
+    } else if (!node || (!*node && !embedded)) {
       why = "IBFAB_NODE is not set (run the program with `ibfab exec --node NAME -- ...`)";
     } else if (const int fd = api::connect_to(path); fd < 0) {
       why = "no ibfab engine at " + path + ": " + std::strerror(-fd);
@@ -80,7 +83,7 @@ Session* Session::get(std::string* error) {
         why = std::string(node) + ": " + std::strerror(-e);
         ::close(fd);
       } else {
-        session = new Session(fd, node, path);  // lives as long as the process
+        session = new Session(fd, node, path, embedded);  // lives as long as the process
       }
     }
   }
@@ -100,6 +103,23 @@ std::optional<api::NodeReply> Session::query_node() {
   const char none = 0;
   if (request(api::MsgType::QueryNode, &none, 0, api::MsgType::NodeReply, &r, sizeof r) != 0) return std::nullopt;
   return r;
+}
+
+std::vector<DeviceEntry> Session::devices() {
+  std::vector<DeviceEntry> out;
+  if (!node_.empty()) out.push_back({"ibfab0", node_});
+  if (!embedded_) return out;
+  auto r = std::make_unique<api::HostsReply>();
+  for (uint32_t first = 0;; first += r->count) {
+    const api::ListHosts req{first};
+    if (request(api::MsgType::ListHosts, &req, sizeof req, api::MsgType::HostsReply, r.get(), sizeof *r) != 0) break;
+    for (uint32_t i = 0; i < r->count && i < api::kHostsPerReply; ++i) {
+      std::string host(r->names[i], strnlen(r->names[i], api::kNodeNameSize));
+      if (host != node_) out.push_back({"ibfab" + std::to_string(out.size()), std::move(host)});
+    }
+    if (r->count == 0 || first + r->count >= r->total) break;
+  }
+  return out;
 }
 
 int Session::open_mad_port(uint8_t port, uint32_t& handle) {

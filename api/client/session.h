@@ -2,7 +2,8 @@
 // The client core: a process's connection to the engine that owns its
 // fabric, shared by the drop-in libraries. The environment names the
 // fabric:
-//   IBFAB_NODE      the host this process runs on (required);
+//   IBFAB_NODE      the host this process runs on (required, except in
+//                   embedded mode, where it only orders the devices);
 //   IBFAB_SOCKET    the engine's socket (default: api/client/socket_path.h);
 //                   `ibfab exec` sets both;
 //   IBFAB_TOPOLOGY  instead of a served fabric, this topology in-process:
@@ -17,10 +18,17 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/client/protocol.h"
 
 namespace ibfab::client {
+
+// An HCA as the drop-in libraries name it.
+struct DeviceEntry {
+  std::string name;  // "ibfab0", "ibfab1", ...
+  std::string node;  // the host it belongs to
+};
 
 class Session {
  public:
@@ -29,7 +37,13 @@ class Session {
   // (if given) then says why.
   static Session* get(std::string* error = nullptr);
 
+  // The host this process runs on; "" in embedded mode without IBFAB_NODE.
   const std::string& node() const { return node_; }
+  const std::string& socket() const { return socket_; }
+  // The HCAs this process sees. Served: its host's, "ibfab0". Embedded
+  // (IBFAB_TOPOLOGY): every host's, IBFAB_NODE's first (if set), then the
+  // others in the topology's order, "ibfab0", "ibfab1", ...
+  std::vector<DeviceEntry> devices();
   // The host's HCA as the engine sees it now; nullopt if the engine is gone.
   std::optional<api::NodeReply> query_node();
   // Opens a MAD connection for HCA port `port`: returns its fd (blocking,
@@ -41,7 +55,8 @@ class Session {
   int unregister_agent(uint32_t handle, uint32_t agent);
 
  private:
-  Session(int fd, std::string node, std::string socket) : fd_(fd), node_(std::move(node)), socket_(std::move(socket)) {}
+  Session(int fd, std::string node, std::string socket, bool embedded)
+      : fd_(fd), node_(std::move(node)), socket_(std::move(socket)), embedded_(embedded) {}
   // Sends a request and waits for the reply of type `reply_type`; returns
   // 0 or -errno.
   int request(api::MsgType type, const void* body, std::size_t size, api::MsgType reply_type, void* reply,
@@ -51,6 +66,7 @@ class Session {
   int fd_;
   std::string node_;
   std::string socket_;
+  bool embedded_;
 };
 
 // The in-process transport (IBFAB_TOPOLOGY): starts an engine for

@@ -14,6 +14,7 @@
 
 #include "api/server/rmpp_receiver.h"
 #include "api/client/seqpacket.h"
+#include "api/client/verbs_protocol.h"
 #include "fabric/model/hca.h"
 #include "fabric/topology/topology_spec.h"
 #include "fabric/wire/byte_cursor.h"
@@ -71,7 +72,8 @@ struct Engine::Connection {
   bool greeted = false;
   ConnectionKind kind = ConnectionKind::Control;
   uint32_t pid = 0;
-  fabric::Hca* hca = nullptr;
+  fabric::Hca* hca = nullptr;  // null for a control session that names no host
+  VerbsContext* verbs = nullptr;  // a verbs connection's objects
   uint8_t port = 0;
   uint32_t handle = 0;
   std::vector<std::unique_ptr<UmadAgent>> agents;  // index = the client's agent id (null: unregistered)
@@ -198,6 +200,8 @@ class Engine::UmadAgent final : public fabric::MadAgent {
 Engine::Engine(EngineOptions options)
     : options_(std::move(options)), topology_(topo::load_topology(options_.topology)) {
   fabric_ = std::make_unique<fabric::Fabric>(sim_, topology_);
+  for (uint32_t i = 0; i < fabric_->node_count(); ++i)
+    if (!fabric_->node(i).is_switch()) hosts_.push_back(static_cast<fabric::Hca*>(&fabric_->node(i)));
   if (!options_.pcap.empty()) {
     if (const std::string e = pcap_.open(options_.pcap, wire::PcapWriter::Link::kErf); !e.empty())
       throw std::runtime_error(e);
@@ -209,9 +213,8 @@ Engine::Engine(EngineOptions options)
     host = fabric_->find_hca(options_.sm_node);
     if (!host) throw std::invalid_argument("no host '" + options_.sm_node + "' for the SM");
   } else {
-    for (uint32_t i = 0; i < fabric_->node_count() && !host; ++i)
-      if (!fabric_->node(i).is_switch()) host = static_cast<fabric::Hca*>(&fabric_->node(i));
-    if (!host) throw std::invalid_argument("the topology has no host for the SM");
+    if (hosts_.empty()) throw std::invalid_argument("the topology has no host for the SM");
+    host = hosts_.front();
   }
   sm_ = std::make_unique<sm::SubnetManager>(*host, 1, sm::SmOptions{});
 }
@@ -219,6 +222,7 @@ Engine::Engine(EngineOptions options)
 Engine::~Engine() {
   for (auto& [fd, c] : connections_) {
     c->agents.clear();
+    if (c->verbs) verbs_.close(c->verbs);
     ::close(fd);
   }
   connections_.clear();
@@ -252,15 +256,22 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
     wall_base_ns_ = wall_ns();
     serving_ = true;
   }
-  const int wait_ms = std::min(advance(), max_wait_ms);
+  const bool busy = verbs_.run_rings();
+  int wait_ms = std::min(advance(), max_wait_ms);
+  if (busy) wait_ms = 0;
+  const bool sleeping = wait_ms > 0 && verbs_.has_qps() && verbs_.prepare_to_sleep();
+  if (wait_ms > 0 && verbs_.has_qps() && !sleeping) wait_ms = 0;
   std::vector<pollfd>& fds = pollfds_;  // kept between rounds: no allocation per round
   fds.clear();
   fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
+  fds.push_back({verbs_.doorbell_fd(), POLLIN, 0});
   for (const auto& [fd, c] : connections_)
     fds.push_back({fd, static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
-  if (::poll(fds.data(), fds.size(), wait_ms) < 0) return;  // EINTR: the caller looks at its stop flag
+  const int ready = ::poll(fds.data(), fds.size(), wait_ms);
+  if (sleeping) verbs_.woke();
+  if (ready < 0) return;  // EINTR: the caller looks at its stop flag
   if (listen_fd >= 0 && (fds[0].revents & POLLIN)) accept_clients(listen_fd);
-  for (std::size_t i = 1; i < fds.size(); ++i) {
+  for (std::size_t i = 2; i < fds.size(); ++i) {
     auto it = connections_.find(fds[i].fd);
     if (it == connections_.end()) continue;
     Connection& c = *it->second;
@@ -342,26 +353,40 @@ void Engine::accept_clients(int listen_fd) {
 
 bool Engine::read_from(Connection& c) {
   static std::array<uint8_t, kMaxMessage> buf;
+  ReceivedFds fds;
   for (;;) {
-    const ssize_t n = recv_message(c.fd, buf);
+    const ssize_t n = recv_message(c.fd, buf, &fds);
     if (n == -EAGAIN) return true;
     if (n == -EMSGSIZE) return refuse(c, EMSGSIZE, "message too large");
     if (n <= 0) return false;
-    if (!handle(c, std::span<const uint8_t>(buf.data(), static_cast<std::size_t>(n)))) return false;
+    if (!handle(c, std::span<const uint8_t>(buf.data(), static_cast<std::size_t>(n)), fds)) return false;
+    fds.close_all();  // what the message did not take
   }
 }
 
-bool Engine::handle(Connection& c, std::span<const uint8_t> msg) {
+bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds) {
   const std::optional<MsgType> type = type_of(msg);
   if (!type) return refuse(c, EPROTO, "not a protocol message");
-  if (!c.greeted) return *type == MsgType::Hello ? hello(c, msg) : refuse(c, EPROTO, "the first message must be Hello");
+  if (!c.greeted)
+    return *type == MsgType::Hello ? hello(c, msg, fds) : refuse(c, EPROTO, "the first message must be Hello");
+  if (c.kind == ConnectionKind::Verbs && *type >= MsgType::CreateChannel && *type < MsgType::VerbsReply) {
+    VerbsReply r;
+    r.value = verbs_.handle(*c.verbs, *type, msg, fds);
+    post(c, MsgType::VerbsReply, &r, sizeof r);
+    return true;
+  }
   switch (*type) {
     case MsgType::QueryNode:
-      if (c.kind != ConnectionKind::Control) break;
+      if (c.kind == ConnectionKind::MadPort) break;
+      if (!c.hca) return refuse(c, ENODEV, "this session names no host");
       query_node(c);
       return true;
-    case MsgType::RegisterAgent:
+    case MsgType::ListHosts:
       if (c.kind != ConnectionKind::Control) break;
+      list_hosts(c, msg);
+      return true;
+    case MsgType::RegisterAgent:
+      if (c.kind != ConnectionKind::Control || !c.hca) break;
       register_agent(c, msg);
       return true;
     case MsgType::UnregisterAgent:
@@ -377,13 +402,16 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg) {
   return refuse(c, EPROTO, "unexpected message on this connection");
 }
 
-bool Engine::hello(Connection& c, std::span<const uint8_t> msg) {
+bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds) {
   const std::optional<Hello> h = body_as<Hello>(msg, MsgType::Hello);
-  if (!h || h->version != kProtocolVersion) return refuse(c, EPROTO, "bad Hello (protocol version 1 expected)");
+  if (!h || h->version != kProtocolVersion || h->kind > ConnectionKind::Verbs)
+    return refuse(c, EPROTO, "bad Hello (protocol version 1 expected)");
   const std::string node(h->node, strnlen(h->node, sizeof h->node));
   HelloReply r;
   fabric::Hca* hca = fabric_->find_hca(node);
-  if (!hca || (h->kind == ConnectionKind::MadPort && (h->port < 1 || h->port > hca->num_ports()))) {
+  const bool hostless = node.empty() && h->kind == ConnectionKind::Control;
+  if (h->kind == ConnectionKind::Verbs && fds.count != 1) return refuse(c, EPROTO, "a verbs Hello brings its async fd");
+  if ((!hca && !hostless) || (h->kind == ConnectionKind::MadPort && (h->port < 1 || h->port > hca->num_ports()))) {
     r.status = -ENODEV;
     post(c, MsgType::HelloReply, &r, sizeof r);
     return refuse(c, ENODEV, hca ? node + " has no port " + std::to_string(h->port) : "no host named '" + node + "'");
@@ -395,10 +423,27 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg) {
   c.port = h->port;
   if (c.kind == ConnectionKind::MadPort) c.handle = next_handle_++;
   r.handle = c.handle;
-  post(c, MsgType::HelloReply, &r, sizeof r);
-  log(c.who() + " attached to " + node +
-      (c.kind == ConnectionKind::MadPort ? " (MAD port " + std::to_string(c.port) + ")" : ""));
+  if (c.kind == ConnectionKind::Verbs) {
+    c.verbs = verbs_.open(*hca, fds.take(0));
+    const int give[] = {verbs_.doorbell_fd(), verbs_.page_fd()};
+    if (send_message(c.fd, MsgType::HelloReply, &r, sizeof r, {}, give) != 0) return false;
+  } else {
+    post(c, MsgType::HelloReply, &r, sizeof r);
+  }
+  if (hca)
+    log(c.who() + " attached to " + node +
+        (c.kind == ConnectionKind::MadPort ? " (MAD port " + std::to_string(c.port) + ")"
+         : c.kind == ConnectionKind::Verbs ? " (verbs)" : ""));
   return true;
+}
+
+void Engine::list_hosts(Connection& c, std::span<const uint8_t> msg) {
+  const std::optional<ListHosts> req = body_as<ListHosts>(msg, MsgType::ListHosts);
+  auto r = std::make_unique<HostsReply>();
+  r->total = static_cast<uint32_t>(hosts_.size());
+  for (std::size_t i = req ? req->first : hosts_.size(); i < hosts_.size() && r->count < kHostsPerReply; ++i)
+    std::strncpy(r->names[r->count++], hosts_[i]->name().c_str(), kNodeNameSize - 1);
+  post(c, MsgType::HostsReply, r.get(), sizeof *r);
 }
 
 void Engine::query_node(Connection& c) {
@@ -419,6 +464,13 @@ void Engine::query_node(Connection& c) {
     out.lid = p.lid;
     out.sm_lid = p.master_sm_lid;
     out.rate_mbps = p.link() ? nominal_mbps(p.link()->rate()) : 0;
+    if (p.link()) {
+      const fabric::LinkRate& rate = p.link()->rate();
+      out.active_width = rate.width_bits();
+      out.active_speed = rate.speed_ext_bits() ? static_cast<uint8_t>(rate.speed_ext_bits() << 4) : rate.speed_bits();
+    }
+    out.active_mtu = p.neighbor_mtu;
+    out.max_mtu = p.mtu_cap;
     out.capability_mask = p.capability_mask;
     out.gid_prefix = p.gid_prefix;
     out.port_guid = p.guid();
@@ -515,9 +567,10 @@ void Engine::close_connection(int fd) {
     log(c.who() + " left " + c.hca->name() + " (MAD port " + std::to_string(c.port) + ", " +
         std::to_string(std::count_if(c.agents.begin(), c.agents.end(), [](const auto& a) { return a != nullptr; })) +
         " agents released)");
-  else if (c.greeted)
-    log(c.who() + " left " + c.hca->name());
+  else if (c.greeted && c.hca)
+    log(c.who() + " left " + c.hca->name() + (c.verbs ? " (verbs)" : ""));
   c.agents.clear();
+  if (c.verbs) verbs_.close(c.verbs);
   ::close(fd);
   connections_.erase(it);
 }

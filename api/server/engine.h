@@ -16,8 +16,10 @@
 // when the socket is writable; nothing is dropped, except a client that
 // lets more than kMaxQueued bytes pile up, which is disconnected.
 //
-// Clients: each connection is a control session or a MAD port
-// (protocol.h). A MAD port's agents are registered on its host's HCA as
+// Clients: each connection is a control session, a MAD port or a verbs
+// context (protocol.h). Verbs work posted in shared memory is taken every
+// round; while there is any the engine does not sleep, and when it does,
+// a client's doorbell wakes it (verbs_rings.h). A MAD port's agents are registered on its host's HCA as
 // fabric::MadAgents; what they receive goes to the port's socket. Closing
 // a connection (a client that exits or is killed) unregisters its agents.
 // A client that sends anything malformed gets an Error and is dropped; the
@@ -33,6 +35,8 @@
 #include <vector>
 
 #include "api/client/protocol.h"
+#include "api/client/seqpacket.h"
+#include "api/server/verbs_service.h"
 #include "fabric/model/fabric.h"
 #include "fabric/topology/topology.h"
 #include "fabric/wire/pcap_writer.h"
@@ -88,9 +92,10 @@ class Engine {
   // Reads and handles every message queued on `fd`; false when the
   // connection is to be closed.
   bool read_from(Connection& c);
-  bool handle(Connection& c, std::span<const uint8_t> msg);
-  bool hello(Connection& c, std::span<const uint8_t> msg);
+  bool handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
+  bool hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
   void query_node(Connection& c);
+  void list_hosts(Connection& c, std::span<const uint8_t> msg);
   void register_agent(Connection& c, std::span<const uint8_t> msg);
   void unregister_agent(Connection& c, std::span<const uint8_t> msg);
   bool send_mad(Connection& c, std::span<const uint8_t> msg);
@@ -115,6 +120,8 @@ class Engine {
   std::unique_ptr<fabric::Fabric> fabric_;
   std::unique_ptr<sm::SubnetManager> sm_;
   std::map<int, std::unique_ptr<Connection>> connections_;  // by fd
+  VerbsService verbs_;                                      // the verbs connections' objects and rings
+  std::vector<fabric::Hca*> hosts_;                         // in topology order (ListHosts)
   std::vector<pollfd> pollfds_;                             // serve_once's poll set
   uint32_t next_handle_ = 1;
   sim::Time clock_base_;                   // virtual time when serving started

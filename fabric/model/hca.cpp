@@ -201,6 +201,34 @@ void Hca::set_qkey(uint32_t qpn, uint32_t qkey) {
   if (auto it = qps_.find(qpn); it != qps_.end()) it->second.qkey = qkey;
 }
 
+void Hca::set_qp_port(uint32_t qpn, uint8_t port, uint16_t pkey_index) {
+  auto it = qps_.find(qpn);
+  if (it == qps_.end() || port < 1 || port > num_ports()) return;
+  Qp& qp = it->second;
+  qp.pkey_index = pkey_index;
+  if (qp.port == port) return;
+  std::vector<McastGroup> moved;
+  for (const McastGroup& g : groups(qp.port))
+    if (std::find(g.qpns.begin(), g.qpns.end(), qpn) != g.qpns.end()) moved.push_back(g);
+  for (const McastGroup& g : moved) detach_mcast(qpn, g.mgid, g.mlid);
+  qp.port = port;
+  for (const McastGroup& g : moved) attach_mcast(qpn, g.mgid, g.mlid);
+}
+
+void Hca::set_endpoint(uint32_t qpn, UdEndpoint* endpoint) {
+  if (auto it = qps_.find(qpn); it != qps_.end()) it->second.endpoint = endpoint;
+}
+
+uint8_t Hca::qp_port(uint32_t qpn) const {
+  auto it = qps_.find(qpn);
+  return it == qps_.end() ? 0 : it->second.port;
+}
+
+uint16_t Hca::qp_pkey_index(uint32_t qpn) const {
+  auto it = qps_.find(qpn);
+  return it == qps_.end() ? 0 : it->second.pkey_index;
+}
+
 int Hca::attach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid) {
   auto it = qps_.find(qpn);
   if (it == qps_.end() || mgid[0] != 0xFF) return EINVAL;
@@ -324,6 +352,7 @@ void Hca::receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sen
   msg.dlid_path_bits = static_cast<uint8_t>(p.lrh.dlid & ((1u << in.lmc) - 1));
   msg.pkey_index = static_cast<uint16_t>(pkey_index);
   msg.immediate = p.immediate;
+  msg.solicited = p.bth.solicited_event;
   msg.payload = p.payload;
   if (p.grh) msg.grh = std::span<const uint8_t, 40>(pkt.bytes().data() + p.grh_offset, 40);
   if (wire::is_multicast_lid(p.lrh.dlid)) {

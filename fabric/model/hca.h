@@ -55,6 +55,14 @@ class Hca final : public Node {
   // Destroys a QP and detaches it from every group.
   void destroy_qp(uint32_t qpn);
   void set_qkey(uint32_t qpn, uint32_t qkey);
+  // Moves a QP to `port` with `pkey_index` (RESET -> INIT); its multicast
+  // attachments move with it.
+  void set_qp_port(uint32_t qpn, uint8_t port, uint16_t pkey_index);
+  // Where a QP's accepted messages go (may be set after create_ud_qp).
+  void set_endpoint(uint32_t qpn, UdEndpoint* endpoint);
+  // A QP's port and P_Key index (port 0: no such QP).
+  uint8_t qp_port(uint32_t qpn) const;
+  uint16_t qp_pkey_index(uint32_t qpn) const;
   // 0, or an errno value: EINVAL (no such QP, not a multicast GID), ENOMEM
   // (past the device's limits). Attaching twice is not an error and adds
   // no second copy.

@@ -19,6 +19,7 @@ struct UdMessage {
   uint8_t dlid_path_bits = 0;
   uint16_t pkey_index = 0;
   bool multicast = false;
+  bool solicited = false;  // BTH SE: wakes a CQ armed for solicited events
   std::optional<uint32_t> immediate;
   // The 40-byte GRH as received, when the packet carried one.
   std::optional<std::span<const uint8_t, 40>> grh;

@@ -1,0 +1,120 @@
+#pragma once
+// The verbs data path between a client and the engine: rings in shared
+// memory (a memfd each side maps), so that posting and polling take no
+// system call and no round trip.
+//
+//   send queue     client -> engine: SendWqe + payload per slot. The client
+//                  gathers the payload at post time (it owns the MRs), so
+//                  the engine never reads the client's memory.
+//   receive queue  the client keeps its posted WRs (wr_id and SGEs) to
+//                  itself and only counts them here; the engine fills slot
+//                  (n mod depth) with the GRH and payload of the n-th
+//                  message, then posts a CQE. The client scatters the slot
+//                  into the n-th WR's SGEs when it polls that CQE.
+//   CQ             engine -> client: Cqe per slot.
+//
+// Each ring index is a counter written by one side only (release) and read
+// by the other (acquire); both are free-running uint32_t, so head - tail is
+// the fill even across wrap-around. Depths are powers of two.
+//
+// Waking the engine: it sets EnginePage::sleeping before it waits; a client
+// that posts work then writes the doorbell eventfd. While the engine runs,
+// posting makes no system call at all.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace ibfab::api::rings {
+
+// A counter on a cache line of its own.
+struct alignas(64) Counter {
+  std::atomic<uint32_t> value{0};
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared-memory counters must be lock free");
+
+inline constexpr uint32_t kGrhBytes = 40;
+inline constexpr uint32_t kMaxUdPayload = 4096;  // the largest IB MTU
+inline constexpr uint32_t kMaxDepth = 1u << 15;  // per ring
+
+struct EnginePage {
+  Counter sleeping;  // non-zero while the engine waits for input
+};
+
+// One send work request, as the client hands it to the engine.
+struct SendWqe {
+  enum Flags : uint8_t { kSignaled = 1, kSolicited = 2, kGlobal = 4, kImmediate = 8 };
+  uint64_t wr_id = 0;
+  uint32_t length = 0;       // payload bytes after the WQE
+  uint32_t imm_data = 0;     // network order, as in ibv_send_wr
+  uint32_t remote_qpn = 0;
+  uint32_t remote_qkey = 0;  // already resolved (high bit: the QP's own)
+  uint32_t flow_label = 0;
+  uint16_t dlid = 0;
+  uint8_t flags = 0;
+  uint8_t status = 0;        // IBV_WC_SUCCESS, or the error the client found
+  uint8_t sl = 0;
+  uint8_t src_path_bits = 0;
+  uint8_t sgid_index = 0;
+  uint8_t hop_limit = 0;
+  uint8_t traffic_class = 0;
+  uint8_t reserved[11] = {};
+  uint8_t dgid[16] = {};
+};
+static_assert(sizeof(SendWqe) == 64);
+
+// One completion.
+struct Cqe {
+  enum Flags : uint8_t { kGrh = 1, kImmediate = 2, kReceive = 4 };
+  uint64_t wr_id = 0;      // send completions
+  uint64_t qp_handle = 0;  // the QP's user handle (CreateQp)
+  uint32_t qp_num = 0;
+  uint32_t byte_len = 0;   // receive: GRH (40) + payload
+  uint32_t imm_data = 0;   // network order
+  uint32_t src_qp = 0;
+  uint16_t slid = 0;
+  uint16_t pkey_index = 0;
+  uint8_t status = 0;      // enum ibv_wc_status
+  uint8_t flags = 0;
+  uint8_t sl = 0;
+  uint8_t dlid_path_bits = 0;
+  uint8_t reserved[4] = {};
+};
+static_assert(sizeof(Cqe) == 48);
+
+struct CqRing {
+  Counter head;     // engine: CQEs written
+  Counter tail;     // client: CQEs consumed
+  Counter armed;    // client: kArmNext or kArmSolicited; the engine clears it when it notifies
+  Counter overrun;  // engine: non-zero once a completion found the ring full
+  static constexpr uint32_t kArmNext = 1, kArmSolicited = 2;
+  static std::size_t bytes(uint32_t depth) { return sizeof(CqRing) + std::size_t{depth} * sizeof(Cqe); }
+  Cqe* entries() { return reinterpret_cast<Cqe*>(this + 1); }
+};
+
+struct QpRings {
+  Counter sq_head;    // client: WQEs posted
+  Counter sq_tail;    // engine: WQEs taken
+  Counter rq_posted;  // client: receives posted
+  Counter rq_taken;   // engine: receives filled or flushed
+  Counter state;      // engine: the QP's ibv_qp_state as the engine last set it (IBV_QPS_ERR after an error)
+
+  static std::size_t bytes(uint32_t sq_depth, uint32_t sq_slot, uint32_t rq_depth, uint32_t rq_slot) {
+    return sizeof(QpRings) + std::size_t{sq_depth} * sq_slot + std::size_t{rq_depth} * rq_slot;
+  }
+  uint8_t* send_slot(uint32_t index, uint32_t sq_depth, uint32_t sq_slot) {
+    return reinterpret_cast<uint8_t*>(this + 1) + std::size_t{index & (sq_depth - 1)} * sq_slot;
+  }
+  uint8_t* recv_slot(uint32_t index, uint32_t sq_depth, uint32_t sq_slot, uint32_t rq_depth, uint32_t rq_slot) {
+    return reinterpret_cast<uint8_t*>(this + 1) + std::size_t{sq_depth} * sq_slot +
+           std::size_t{index & (rq_depth - 1)} * rq_slot;
+  }
+};
+
+// The smallest power of two >= n (n >= 1).
+constexpr uint32_t ring_depth(uint32_t n) {
+  uint32_t d = 1;
+  while (d < n) d <<= 1;
+  return d;
+}
+
+}  // namespace ibfab::api::rings

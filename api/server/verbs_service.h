@@ -1,0 +1,72 @@
+#pragma once
+// The engine's side of libibverbs: the objects each verbs connection
+// created (completion channels, CQs, UD QPs; verbs_protocol.h) and the
+// shared-memory data path (verbs_rings.h). A QP is a fabric UD QP on the
+// connection's HCA whose endpoint fills the client's receive ring; posted
+// sends are taken from the client's send ring by run_rings().
+//
+// What the hardware would report is reported the same way: completions
+// with an error status (and the QP in the error state, its outstanding
+// work flushed), a CQ overrun as IBV_EVENT_CQ_ERR, port changes as async
+// events. A client's shared memory is never trusted: indices and lengths
+// are checked against what the engine itself sized.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "api/client/protocol.h"
+#include "api/client/seqpacket.h"
+#include "api/client/shared_memory.h"
+#include "fabric/model/hca.h"
+
+namespace ibfab::api {
+
+class VerbsContext;
+
+class VerbsService {
+ public:
+  VerbsService();
+  ~VerbsService();
+  VerbsService(const VerbsService&) = delete;
+  VerbsService& operator=(const VerbsService&) = delete;
+
+  // A context for a verbs connection on `hca`; async events go to
+  // `async_fd` (owned from now on).
+  VerbsContext* open(fabric::Hca& hca, int async_fd);
+  // Releases everything the context created: QPs destroyed (and so
+  // detached from their groups), CQs and channels closed.
+  void close(VerbsContext* context);
+
+  // Handles one request of a verbs connection; returns the reply value
+  // (>= 0) or -errno. `fds` holds what came with it; what is used is taken.
+  int64_t handle(VerbsContext& context, MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds);
+
+  // Takes the work clients posted (sends, and flushes of QPs in error);
+  // true if there was any.
+  bool run_rings();
+
+  // The doorbell clients write when the engine sleeps, and the page that
+  // says so; handed to each verbs connection in its HelloReply.
+  int doorbell_fd() const { return doorbell_; }
+  int page_fd() const { return page_.fd(); }
+  // Before waiting: marks the engine asleep, then looks at the rings once
+  // more; false (and awake again) if work arrived meanwhile.
+  bool prepare_to_sleep();
+  // After waiting: awake, doorbell drained.
+  void woke();
+  bool has_qps() const { return !qps_.empty(); }
+
+  class Qp;
+  class Cq;
+
+ private:
+  int doorbell_ = -1;
+  SharedMemory page_;
+  std::vector<std::unique_ptr<VerbsContext>> contexts_;
+  std::vector<Qp*> qps_;  // every context's QPs, scanned by run_rings()
+  friend class VerbsContext;
+};
+
+}  // namespace ibfab::api

@@ -1,0 +1,155 @@
+#pragma once
+// libibverbs' objects as ibfab holds them. Each embeds the public struct
+// the application sees as its first member, and is recovered from it by a
+// cast (the way rdma-core's providers do). A Context is one verbs
+// connection to the engine (api/client/verbs_link.h); CQs and QPs map the
+// rings of verbs_rings.h, shared with the engine.
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/client/protocol.h"
+#include "api/client/shared_memory.h"
+#include "api/client/verbs_link.h"
+#include "api/client/verbs_rings.h"
+
+namespace ibfab::verbs {
+
+// Device limits reported by ibv_query_device: a ConnectX-class HCA.
+inline constexpr uint32_t kMaxQpWr = api::rings::kMaxDepth;
+inline constexpr uint32_t kMaxCqe = api::rings::kMaxDepth;
+inline constexpr uint32_t kMaxSge = 32;
+inline constexpr uint32_t kMaxInline = 512;
+inline constexpr uint32_t kMaxMcastGroups = 2048;       // fabric::Hca::kMaxMcastGroups
+inline constexpr uint32_t kMaxQpsPerMcastGroup = 240;   // fabric::Hca::kMaxQpsPerMcastGroup
+inline constexpr uint32_t kVendorId = 0xFFFFFF;         // as rxe: no silicon vendor
+inline constexpr uint32_t kVendorPartId = 0x1BFA;       // not a ConnectX id: perftest stays on ibv_post_send
+inline constexpr uint32_t kHwVer = 1;
+inline constexpr const char* kFwVer = "1.0.0";
+inline constexpr const char* kBoardId = "IBFAB_0001";
+
+struct Device {
+  ibv_device dev{};  // first
+  std::string node;  // the host whose HCA this is
+  uint64_t guid = 0; // node GUID, host order
+  int index = 0;
+};
+
+struct Context;
+
+struct Pd {
+  ibv_pd pd{};
+};
+
+struct Mr {
+  ibv_mr mr{};
+  int access = 0;
+  bool live = false;
+};
+
+struct Ah {
+  ibv_ah ah{};
+  ibv_ah_attr attr{};
+};
+
+struct Channel {
+  ibv_comp_channel ch{};  // ch.fd: the client end of a socket the engine writes CQ handles to
+  uint32_t handle = 0;
+};
+
+struct Cq {
+  ibv_cq_ex cqx{};  // first: as ibv_cq, the common prefix
+  uint32_t handle = 0;
+  api::SharedMemory mem;
+  api::rings::CqRing* ring = nullptr;
+  uint32_t depth = 0;
+  uint32_t tail = 0;  // CQEs consumed
+  std::mutex mu;
+  ibv_cq* cq() { return reinterpret_cast<ibv_cq*>(&cqx); }
+  static Cq* from(ibv_cq* c) { return reinterpret_cast<Cq*>(c); }
+};
+
+struct RecvWr {
+  uint64_t wr_id = 0;
+  uint32_t num_sge = 0;
+  ibv_sge sge[kMaxSge];
+};
+
+struct Qp {
+  ibv_qp_ex qpx{};  // first; qpx.qp_base is the ibv_qp
+  api::SharedMemory mem;
+  api::rings::QpRings* rings = nullptr;
+  uint32_t sq_depth = 0, sq_slot = 0, rq_depth = 0, rq_slot = 0;
+  ibv_qp_cap cap{};
+  bool sq_sig_all = false;
+  Cq* scq = nullptr;
+  Cq* rcq = nullptr;
+  // The attributes query_qp reports, as last set.
+  ibv_qp_attr attr{};
+  // Send side, under sq_mu.
+  std::mutex sq_mu;
+  uint32_t sq_head = 0;
+  // Receive side: posted WRs (under rq_mu), completed ones (by the CQ poller).
+  std::mutex rq_mu;
+  uint32_t rq_posted = 0;
+  std::atomic<uint32_t> rq_done{0};
+  std::vector<RecvWr> rwr;
+  ibv_qp* qp() { return &qpx.qp_base; }
+  static Qp* from(ibv_qp* q) { return reinterpret_cast<Qp*>(q); }
+  // The state as the engine last set it (ERR after a completion error).
+  ibv_qp_state state() const { return static_cast<ibv_qp_state>(rings->state.value.load(std::memory_order_acquire)); }
+};
+
+struct Context {
+  verbs_context vctx{};  // first; the application sees &vctx.context
+  Device* device = nullptr;
+  client::VerbsLink link;
+  // MRs by index (lkey >> 8); the low byte of a key is a generation, so a
+  // stale key does not match a reused slot.
+  std::mutex mr_mu;
+  std::vector<Mr*> mrs;
+  std::vector<uint32_t> free_mrs;
+  uint8_t key_generation = 1;
+
+  ibv_context* ctx() { return &vctx.context; }
+  static Context* from(ibv_context* c) {
+    return reinterpret_cast<Context*>(reinterpret_cast<char*>(c) - offsetof(verbs_context, context));
+  }
+  // The MR `lkey` names if it covers [addr, addr + length) with `access`.
+  bool covers(uint32_t lkey, uint64_t addr, uint64_t length, int access);
+};
+
+// The device of a context, and the node record the engine has for it now.
+std::optional<api::NodeReply> query_node(Context& c);
+// The port record of `port` (1-based) in `n`, or null.
+const api::PortRecord* port_of(const api::NodeReply& n, uint8_t port);
+
+// Sets errno and returns it: for calls that return an errno value.
+inline int fail(int e) {
+  errno = e;
+  return e;
+}
+// Sets errno and returns null: for calls that return a pointer.
+template <class T = void>
+T* fail_null(int e) {
+  errno = e;
+  return nullptr;
+}
+
+// The ops every context gets (verbs_ops.cpp).
+void install_ops(verbs_context& vctx);
+int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
+int req_notify_cq(ibv_cq* cq, int solicited_only);
+int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+int query_port_op(ibv_context* context, uint8_t port_num, ibv_port_attr* attr, size_t attr_len);
+int query_device_ex_op(ibv_context* context, const ibv_query_device_ex_input* input, ibv_device_attr_ex* attr,
+                       size_t attr_size);
+ibv_qp* create_qp_ex_op(ibv_context* context, ibv_qp_init_attr_ex* attr);
+
+}  // namespace ibfab::verbs

@@ -1,0 +1,138 @@
+// Posting work: the hot path. A send is gathered into the QP's send ring
+// at post time (SGEs checked against the MRs; a bad one becomes an error
+// completion, as on hardware); a receive is kept here and only counted in
+// the ring. No system call unless the engine sleeps (then one doorbell per
+// ibv_post_send call, not per WR).
+#include <cerrno>
+#include <cstring>
+
+#include "api/verbs/verbs_internal.h"
+
+namespace ibfab::verbs {
+namespace {
+
+using api::rings::SendWqe;
+
+// Gathers `wr`'s data into `out`; returns the completion status.
+ibv_wc_status gather(Context& c, const ibv_send_wr& wr, uint8_t* out, uint32_t room, uint32_t& length) {
+  uint64_t total = 0;
+  for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
+  length = 0;
+  if (total > room) return IBV_WC_LOC_LEN_ERR;
+  const bool inline_data = (wr.send_flags & IBV_SEND_INLINE) != 0;
+  for (int i = 0; i < wr.num_sge; ++i) {
+    const ibv_sge& s = wr.sg_list[i];
+    if (!s.length) continue;
+    if (!inline_data && !c.covers(s.lkey, s.addr, s.length, 0)) return IBV_WC_LOC_PROT_ERR;
+    std::memcpy(out + length, reinterpret_cast<const void*>(s.addr), s.length);
+    length += s.length;
+  }
+  return IBV_WC_SUCCESS;
+}
+
+void address(const Qp& qp, const ibv_send_wr& wr, SendWqe& w) {
+  const auto* ah = reinterpret_cast<const Ah*>(wr.wr.ud.ah);
+  const ibv_ah_attr& a = ah->attr;
+  w.dlid = a.dlid;
+  w.sl = a.sl;
+  w.src_path_bits = a.src_path_bits;
+  if (a.is_global) {
+    w.flags |= SendWqe::kGlobal;
+    std::memcpy(w.dgid, a.grh.dgid.raw, 16);
+    w.flow_label = a.grh.flow_label;
+    w.hop_limit = a.grh.hop_limit;
+    w.traffic_class = a.grh.traffic_class;
+    w.sgid_index = a.grh.sgid_index;
+  }
+  w.remote_qpn = wr.wr.ud.remote_qpn;
+  // A Q_Key with the high bit set means "the QP's own" (IBTA 10.2.5).
+  w.remote_qkey = (wr.wr.ud.remote_qkey & 0x80000000u) ? qp.attr.qkey : wr.wr.ud.remote_qkey;
+}
+
+// The error a WR is refused with at post time (0: it is accepted).
+int refuse(const Qp& qp, const ibv_send_wr& wr) {
+  if (wr.opcode != IBV_WR_SEND && wr.opcode != IBV_WR_SEND_WITH_IMM) return EINVAL;
+  if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > qp.cap.max_send_sge || (wr.num_sge && !wr.sg_list))
+    return EINVAL;
+  if (!wr.wr.ud.ah) return EINVAL;
+  if (wr.send_flags & IBV_SEND_INLINE) {
+    uint64_t total = 0;
+    for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
+    if (total > qp.cap.max_inline_data) return EINVAL;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  if (!q || !bad_wr) return EINVAL;
+  Qp& qp = *Qp::from(q);
+  if (q->qp_type != IBV_QPT_UD) return *bad_wr = wr, EOPNOTSUPP;
+  const ibv_qp_state state = qp.state();
+  if (state != IBV_QPS_RTS && state != IBV_QPS_ERR) return *bad_wr = wr, EINVAL;
+  Context& c = *Context::from(q->context);
+  int error = 0;
+  {
+    std::lock_guard lock(qp.sq_mu);
+    const uint32_t room = qp.sq_slot - static_cast<uint32_t>(sizeof(SendWqe));
+    for (; wr; wr = wr->next) {
+      if ((error = refuse(qp, *wr)) != 0) break;
+      if (qp.sq_head - qp.rings->sq_tail.value.load(std::memory_order_acquire) >= qp.sq_depth) {
+        error = ENOMEM;
+        break;
+      }
+      uint8_t* slot = qp.rings->send_slot(qp.sq_head, qp.sq_depth, qp.sq_slot);
+      SendWqe w;
+      w.wr_id = wr->wr_id;
+      w.status = static_cast<uint8_t>(gather(c, *wr, slot + sizeof w, room, w.length));
+      if (wr->send_flags & IBV_SEND_SIGNALED) w.flags |= SendWqe::kSignaled;
+      if (wr->send_flags & IBV_SEND_SOLICITED) w.flags |= SendWqe::kSolicited;
+      if (wr->opcode == IBV_WR_SEND_WITH_IMM) {
+        w.flags |= SendWqe::kImmediate;
+        w.imm_data = wr->imm_data;
+      }
+      address(qp, *wr, w);
+      std::memcpy(slot, &w, sizeof w);
+      ++qp.sq_head;
+    }
+    qp.rings->sq_head.value.store(qp.sq_head, std::memory_order_release);
+  }
+  c.link.doorbell();
+  if (error) *bad_wr = wr;
+  return error;
+}
+
+int post_recv(ibv_qp* q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  if (!q || !bad_wr) return EINVAL;
+  Qp& qp = *Qp::from(q);
+  if (q->qp_type != IBV_QPT_UD) return *bad_wr = wr, EOPNOTSUPP;
+  const ibv_qp_state state = qp.state();
+  if (state == IBV_QPS_RESET) return *bad_wr = wr, EINVAL;
+  int error = 0;
+  {
+    std::lock_guard lock(qp.rq_mu);
+    for (; wr; wr = wr->next) {
+      if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > qp.cap.max_recv_sge ||
+          (wr->num_sge && !wr->sg_list)) {
+        error = EINVAL;
+        break;
+      }
+      if (qp.rq_posted - qp.rq_done.load(std::memory_order_acquire) >= qp.rq_depth) {
+        error = ENOMEM;
+        break;
+      }
+      RecvWr& r = qp.rwr[qp.rq_posted & (qp.rq_depth - 1)];
+      r.wr_id = wr->wr_id;
+      r.num_sge = static_cast<uint32_t>(wr->num_sge);
+      std::memcpy(r.sge, wr->sg_list, sizeof(ibv_sge) * r.num_sge);
+      ++qp.rq_posted;
+    }
+    qp.rings->rq_posted.value.store(qp.rq_posted, std::memory_order_release);
+  }
+  if (state == IBV_QPS_ERR) Context::from(q->context)->link.doorbell();  // to be flushed
+  if (error) *bad_wr = wr;
+  return error;
+}
+
+}  // namespace ibfab::verbs
