@@ -110,6 +110,12 @@ struct PortRecord {
   uint16_t pkeys[kMaxPkeys] = {};
 };
 
+// QueryNode's body: empty (the connection's host) or this, naming another
+// host (the embedded transport's other devices).
+struct QueryNodeBody {
+  char node[kNodeNameSize] = {};
+};
+
 struct NodeReply {
   int32_t status = 0;
   uint32_t node_type = 1;   // 1 CA

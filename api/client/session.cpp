@@ -98,11 +98,21 @@ int Session::request(api::MsgType type, const void* body, std::size_t size, api:
   return read_reply(fd_, reply_type, reply, reply_size);
 }
 
-std::optional<api::NodeReply> Session::query_node() {
+std::optional<api::NodeReply> Session::query_node(const std::string& node) {
   api::NodeReply r;
-  const char none = 0;
-  if (request(api::MsgType::QueryNode, &none, 0, api::MsgType::NodeReply, &r, sizeof r) != 0) return std::nullopt;
+  api::QueryNodeBody b;
+  std::strncpy(b.node, node.c_str(), sizeof b.node - 1);
+  if (request(api::MsgType::QueryNode, &b, node.empty() ? 0 : sizeof b, api::MsgType::NodeReply, &r, sizeof r) != 0 ||
+      r.status != 0)
+    return std::nullopt;
   return r;
+}
+
+std::string Session::node_of(const std::string& name) {
+  if (name == "ibfab0" && !node_.empty()) return node_;
+  for (const DeviceEntry& d : devices())
+    if (d.name == name) return d.node;
+  return "";
 }
 
 std::vector<DeviceEntry> Session::devices() {
@@ -122,10 +132,10 @@ std::vector<DeviceEntry> Session::devices() {
   return out;
 }
 
-int Session::open_mad_port(uint8_t port, uint32_t& handle) {
+int Session::open_mad_port(uint8_t port, uint32_t& handle, const std::string& node) {
   const int fd = api::connect_to(socket_);
   if (fd < 0) return fd;
-  if (const int e = greet(fd, node_, api::ConnectionKind::MadPort, port, handle)) {
+  if (const int e = greet(fd, node.empty() ? node_ : node, api::ConnectionKind::MadPort, port, handle)) {
     ::close(fd);
     return e;
   }

@@ -44,12 +44,15 @@ class Session {
   // (IBFAB_TOPOLOGY): every host's, IBFAB_NODE's first (if set), then the
   // others in the topology's order, "ibfab0", "ibfab1", ...
   std::vector<DeviceEntry> devices();
-  // The host's HCA as the engine sees it now; nullopt if the engine is gone.
-  std::optional<api::NodeReply> query_node();
+  // The host's HCA (or `node`'s) as the engine sees it now; nullopt if the
+  // engine is gone or has no such host.
+  std::optional<api::NodeReply> query_node(const std::string& node = "");
   // Opens a MAD connection for HCA port `port`: returns its fd (blocking,
   // close-on-exec) and sets `handle`, or returns -errno (-ENODEV: no such
   // port; -ECONNREFUSED: no engine).
-  int open_mad_port(uint8_t port, uint32_t& handle);
+  int open_mad_port(uint8_t port, uint32_t& handle, const std::string& node = "");
+  // The host of device `name` ("ibfab0", ...); "" if there is none.
+  std::string node_of(const std::string& name);
   // Agent id (>= 0, per MAD port) or -errno.
   int register_agent(const api::RegisterAgent& req);
   int unregister_agent(uint32_t handle, uint32_t agent);

@@ -378,8 +378,7 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fd
   switch (*type) {
     case MsgType::QueryNode:
       if (c.kind == ConnectionKind::MadPort) break;
-      if (!c.hca) return refuse(c, ENODEV, "this session names no host");
-      query_node(c);
+      query_node(c, msg);
       return true;
     case MsgType::ListHosts:
       if (c.kind != ConnectionKind::Control) break;
@@ -446,9 +445,17 @@ void Engine::list_hosts(Connection& c, std::span<const uint8_t> msg) {
   post(c, MsgType::HostsReply, r.get(), sizeof *r);
 }
 
-void Engine::query_node(Connection& c) {
+void Engine::query_node(Connection& c, std::span<const uint8_t> msg) {
   NodeReply r;
-  const fabric::Hca& h = *c.hca;
+  const fabric::Hca* hca = c.hca;
+  if (const std::optional<QueryNodeBody> b = body_as<QueryNodeBody>(msg, MsgType::QueryNode); b && b->node[0])
+    hca = fabric_->find_hca(std::string_view(b->node, strnlen(b->node, sizeof b->node)));
+  if (!hca) {
+    r.status = -ENODEV;
+    post(c, MsgType::NodeReply, &r, sizeof r);
+    return;
+  }
+  const fabric::Hca& h = *hca;
   r.node_guid = h.guid();
   r.system_image_guid = h.guid();
   std::strncpy(r.name, h.name().c_str(), sizeof r.name - 1);

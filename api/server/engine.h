@@ -94,7 +94,7 @@ class Engine {
   bool read_from(Connection& c);
   bool handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
   bool hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
-  void query_node(Connection& c);
+  void query_node(Connection& c, std::span<const uint8_t> msg);
   void list_hosts(Connection& c, std::span<const uint8_t> msg);
   void register_agent(Connection& c, std::span<const uint8_t> msg);
   void unregister_agent(Connection& c, std::span<const uint8_t> msg);

@@ -78,16 +78,19 @@ using namespace ibfab;
 
 
 IBFAB_UMAD_EXPORT int umad_open_port(const char* ca_name, int portnum) {
-  if (ca_name && std::strcmp(ca_name, umad::kCaName) != 0) return -ENODEV;
   client::Session* s = client::Session::get();
   if (!s || portnum < 0) return -ENODEV;
+  // ibfab0 is this host's HCA; in embedded mode the other hosts' HCAs can
+  // be opened by their libibverbs names too (ibfab1, ...).
+  const std::string node = ca_name ? s->node_of(ca_name) : s->node();
+  if (node.empty()) return -ENODEV;
   if (portnum == 0) {
-    const std::optional<api::NodeReply> n = s->query_node();
+    const std::optional<api::NodeReply> n = s->query_node(node);
     if (!n) return -ENODEV;
     portnum = umad::best_port(*n);
   }
   uint32_t handle = 0;
-  const int fd = s->open_mad_port(static_cast<uint8_t>(portnum), handle);
+  const int fd = s->open_mad_port(static_cast<uint8_t>(portnum), handle, node);
   if (fd < 0) return fd == -ENODEV ? -ENODEV : -EIO;
   std::lock_guard lock(umad::g_mu);
   umad::g_ports[fd] = umad::OpenPort{handle, portnum, {}};
