@@ -66,8 +66,19 @@ Session* Session::get(std::string* error) {
     const char* topology = std::getenv("IBFAB_TOPOLOGY");
     std::string path = api::client_socket_path();
     if (topology && *topology) {
-      if (g_embedded) path = g_embedded(topology, why);
-      else why = "IBFAB_TOPOLOGY is set, but this program has no in-process engine linked in";
+      // One engine per process, however many of the libraries (each with
+      // its own copy of this core) are loaded: the first to start it leaves
+      // its socket in IBFAB_EMBEDDED ("<pid>:<path>") for the others.
+      const std::string mine = std::to_string(::getpid()) + ":";
+      const char* running = std::getenv("IBFAB_EMBEDDED");
+      if (running && std::string(running).starts_with(mine)) {
+        path = running + mine.size();
+      } else if (g_embedded) {
+        path = g_embedded(topology, why);
+        if (!path.empty()) ::setenv("IBFAB_EMBEDDED", (mine + path).c_str(), 1);
+      } else {
+        why = "IBFAB_TOPOLOGY is set, but this program has no in-process engine linked in";
+      }
     }
     const bool embedded = topology && *topology;
     if (embedded && !node) node = "";

@@ -168,7 +168,8 @@ class VerbsContext final : public fabric::PortEventListener {
 // --- Cq ---
 
 bool VerbsService::Cq::push(const Cqe& e, bool solicited) {
-  if (head_ - ring_->tail.value.load(std::memory_order_acquire) >= depth_) {
+  // An overrun CQ is in error for good: it takes no more completions.
+  if (overrun_ || head_ - ring_->tail.value.load(std::memory_order_acquire) >= depth_) {
     ring_->overrun.value.store(1, std::memory_order_release);
     if (!overrun_) ctx_.object_event(IBV_EVENT_CQ_ERR, user_handle_);
     overrun_ = true;

@@ -12,6 +12,7 @@
 #include "api/client/session.h"
 #include "api/client/verbs_protocol.h"
 #include "api/verbs/export.h"
+#include "api/verbs/verbs_fork.h"
 #include "api/verbs/verbs_internal.h"
 
 #undef ibv_get_device_list
@@ -90,6 +91,7 @@ using namespace ibfab;
 using namespace ibfab::verbs;
 
 IBFAB_VERBS_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
+  apply_fork_environment();  // RDMAV_FORK_SAFE / IBV_FORK_SAFE, as at the real library's start
   const std::vector<Device*>& all = verbs::devices();
   auto** list = static_cast<ibv_device**>(std::calloc(all.size() + 1, sizeof(ibv_device*)));
   if (!list) {

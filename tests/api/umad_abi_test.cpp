@@ -5,19 +5,16 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
+
+#include "tests/api/library_symbols.h"
 
 namespace {
 
-struct Export {
-  const char* name;
-  const char* node;
-};
+using ibfab::testing::dynamic_symbols;
+using ibfab::testing::Export;
 
 // Every name rdma-core 44's libibumad.so.3 exports, with its node (objdump
 // -T of /usr/lib/x86_64-linux-gnu/libibumad.so.3).
@@ -63,74 +60,42 @@ constexpr Export kExports[] = {
     {"umad_unregister", "IBUMAD_1.0"},
 };
 
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> chunk;
-  std::size_t n;
-  while ((n = fread(chunk.data(), 1, chunk.size(), pipe)) > 0) out.append(chunk.data(), n);
-  pclose(pipe);
-  return out;
-}
-
-// The defined dynamic symbols of a library, name -> version node, from
-// `readelf --dyn-syms -W`. The nodes' own symbols (IBUMAD_1.0...) carry no
-// version and map to "".
-std::map<std::string, std::string> defined_symbols(const std::string& library) {
-  std::map<std::string, std::string> symbols;
-  std::istringstream lines(run("readelf --dyn-syms -W '" + library + "'"));
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream fields(line);
-    std::string num, value, size, type, bind, vis, ndx, name;
-    if (!(fields >> num >> value >> size >> type >> bind >> vis >> ndx >> name)) continue;
-    if (num == "Num:" || num.back() != ':' || ndx == "UND" || bind == "LOCAL") continue;
-    const auto at = name.find('@');
-    if (at == std::string::npos) {
-      symbols[name] = "";
-    } else {
-      const auto node = name.find_first_not_of('@', at);
-      symbols[name.substr(0, at)] = name.substr(node);
-    }
-  }
-  return symbols;
-}
-
 const std::set<std::string> kNodes = {"IBUMAD_1.0", "IBUMAD_1.1", "IBUMAD_1.2"};
 
 TEST(UmadAbi, SonameIsLibibumadSo3) {
-  const std::string dynamic = run("readelf -d '" IBFAB_UMAD_LIBRARY "'");
-  EXPECT_NE(dynamic.find("Library soname: [libibumad.so.3]"), std::string::npos) << dynamic;
+  EXPECT_EQ(ibfab::testing::soname(IBFAB_UMAD_LIBRARY), "libibumad.so.3");
 }
 
 TEST(UmadAbi, ExportsEveryNameUnderItsNodeAndNothingElse) {
-  const auto symbols = defined_symbols(IBFAB_UMAD_LIBRARY);
-  ASSERT_FALSE(symbols.empty()) << "readelf gave nothing for " IBFAB_UMAD_LIBRARY;
+  const auto symbols = dynamic_symbols(IBFAB_UMAD_LIBRARY);
+  ASSERT_FALSE(symbols.defaults.empty()) << "readelf gave nothing for " IBFAB_UMAD_LIBRARY;
   std::map<std::string, std::string> known;
   for (const Export& e : kExports) known[e.name] = e.node;
 
   for (const Export& e : kExports) {
-    auto it = symbols.find(e.name);
-    ASSERT_NE(it, symbols.end()) << e.name << " is not exported";
+    auto it = symbols.defaults.find(e.name);
+    ASSERT_NE(it, symbols.defaults.end()) << e.name << " is not exported";
     EXPECT_EQ(it->second, e.node) << e.name;
   }
 
   // Every export is a libibumad name in its node, or a node itself: no
   // helper leaks out of -fvisibility=hidden or the version script.
-  for (const auto& [name, node] : symbols) {
-    if (kNodes.count(name) != 0) continue;
+  for (const auto& [name, node] : symbols.defaults) {
     ASSERT_EQ(known.count(name), 1u) << "unexpected export " << name << "@" << node;
     EXPECT_EQ(node, known.at(name)) << name;
   }
-  for (const std::string& node : kNodes) EXPECT_EQ(symbols.count(node), 1u) << node << " not defined";
+  EXPECT_TRUE(symbols.others.empty()) << "no non-default versions";
+  EXPECT_EQ(symbols.unversioned, kNodes);
 }
 
 TEST(UmadAbi, TheListsAgreeWithRdmaCore) {
   if (std::string(IBFAB_SYSTEM_IBUMAD).empty()) GTEST_SKIP() << "rdma-core's libibumad.so.3 not found";
   std::map<std::string, std::string> expected;
   for (const Export& e : kExports) expected[e.name] = e.node;
-  for (const std::string& node : kNodes) expected[node] = "";
-  EXPECT_EQ(defined_symbols(IBFAB_SYSTEM_IBUMAD), expected);
+  const auto real = dynamic_symbols(IBFAB_SYSTEM_IBUMAD);
+  EXPECT_EQ(real.defaults, expected);
+  EXPECT_TRUE(real.others.empty());
+  EXPECT_EQ(real.unversioned, kNodes);
 }
 
 TEST(UmadAbi, LoadsAndBindsNameAtNode) {

@@ -1,7 +1,6 @@
 // libibumad's calls that do not touch the fabric (api/umad), checked against
 // the facts of shared/reference/RDMA-CORE-ABI.md section 5 and, where
 // rdma-core's libibumad.so.3 is installed, against that library itself.
-#include <dlfcn.h>
 #include <endian.h>
 #include <infiniband/umad.h>
 #include <infiniband/umad_sa.h>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "api/umad/umad_state.h"
+#include "tests/api/system_library.h"
 
 namespace {
 
@@ -297,28 +297,10 @@ TEST(UmadStrings, SaStatusIsTheHighByteInNetworkOrder) {
 }
 
 // rdma-core's libibumad.so.3 as an oracle, loaded privately next to ours.
-class UmadOracle : public testing::Test {
+class UmadOracle : public ibfab::testing::SystemLibrary {
  protected:
-  void SetUp() override {
-    if (std::string(IBFAB_SYSTEM_IBUMAD).empty()) GTEST_SKIP() << "rdma-core's libibumad.so.3 not found";
-    handle_ = dlopen(IBFAB_SYSTEM_IBUMAD, RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(handle_, nullptr) << dlerror();
-  }
-  void TearDown() override {
-    if (handle_ != nullptr) dlclose(handle_);
-  }
-  // The system library's definition of `name`, typed like ours.
-  template <class F>
-  F* real(F*, const char* name) {
-    void* p = dlsym(handle_, name);
-    EXPECT_NE(p, nullptr) << name;
-    F* f = nullptr;
-    std::memcpy(&f, &p, sizeof f);
-    return f;
-  }
-  void* handle_ = nullptr;
+  UmadOracle() : SystemLibrary(IBFAB_SYSTEM_IBUMAD) {}
 };
-#define REAL(fn) real(&fn, #fn)
 
 TEST_F(UmadOracle, ClassAndMethodNamesMatchForEveryValue) {
   auto class_str = REAL(umad_class_str);

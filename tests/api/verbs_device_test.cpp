@@ -10,6 +10,9 @@
 
 #include "tests/api/verbs_fabric.h"
 
+// Declared in rdma-core's private driver.h; ibv_devinfo calls it.
+extern "C" int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t size);
+
 namespace ibfab::testing {
 namespace {
 

@@ -64,7 +64,8 @@ struct Host {
     if (!ctx) return;
     pd = ibv_alloc_pd(ctx);
     cq = ibv_create_cq(ctx, 256, nullptr, nullptr, 0);
-    mr = ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+    const int access = IBV_ACCESS_LOCAL_WRITE;
+    mr = ibv_reg_mr(pd, buf.data(), buf.size(), access);
     ibv_qp_init_attr_ex a{};
     a.send_cq = a.recv_cq = cq;
     a.cap.max_send_wr = a.cap.max_recv_wr = 64;
@@ -161,7 +162,7 @@ inline uint16_t sa_member(const char* ca, const ibv_gid& mgid, const ibv_gid& po
   mad[16] = 0x00;
   mad[17] = 0x38;  // MCMemberRecord
   const uint64_t mask = htobe64(0x130C7);  // MGID PortGID QKey TClass PKey SL FlowLabel JoinState
-  std::memcpy(&mad[40], &mask, 8);
+  std::memcpy(&mad[48], &mask, 8);
   uint8_t* rec = mad + 56;
   std::memcpy(rec, mgid.raw, 16);
   std::memcpy(rec + 16, port_gid.raw, 16);

@@ -1,0 +1,93 @@
+#pragma once
+// A shared library as the dynamic linker sees it, read with readelf: its
+// SONAME, its version definitions and its defined dynamic symbols. For the
+// ABI tests of the drop-in libraries (umad_abi_test, verbs_abi_test).
+#include <array>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+
+namespace ibfab::testing {
+
+// One exported name and the version node it is bound at.
+struct Export {
+  const char* name;
+  const char* node;
+};
+
+// The standard output of a shell command ("" if it cannot run).
+inline std::string run(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> chunk;
+  std::size_t n;
+  while ((n = fread(chunk.data(), 1, chunk.size(), pipe)) > 0) out.append(chunk.data(), n);
+  pclose(pipe);
+  return out;
+}
+
+// The DT_SONAME of a library, "" if it has none.
+inline std::string soname(const std::string& library) {
+  const std::string dynamic = run("readelf -d '" + library + "'");
+  const std::string tag = "Library soname: [";
+  const auto at = dynamic.find(tag);
+  if (at == std::string::npos) return "";
+  const auto start = at + tag.size();
+  return dynamic.substr(start, dynamic.find(']', start) - start);
+}
+
+// A library's defined (not LOCAL, not UND) dynamic symbols, from
+// `readelf --dyn-syms -W`.
+struct DynamicSymbols {
+  std::map<std::string, std::string> defaults;             // name@@node: name -> node
+  std::set<std::pair<std::string, std::string>> others;    // name@node, non-default versions
+  std::set<std::string> unversioned;                       // the version nodes' own symbols
+};
+
+inline DynamicSymbols dynamic_symbols(const std::string& library) {
+  DynamicSymbols symbols;
+  std::istringstream lines(run("readelf --dyn-syms -W '" + library + "'"));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string num, value, size, type, bind, vis, ndx, name;
+    if (!(fields >> num >> value >> size >> type >> bind >> vis >> ndx >> name)) continue;
+    if (num == "Num:" || num.back() != ':' || ndx == "UND" || bind == "LOCAL") continue;
+    const auto at = name.find('@');
+    if (at == std::string::npos)
+      symbols.unversioned.insert(name);
+    else if (name.compare(at, 2, "@@") == 0)
+      symbols.defaults[name.substr(0, at)] = name.substr(at + 2);
+    else
+      symbols.others.emplace(name.substr(0, at), name.substr(at + 1));
+  }
+  return symbols;
+}
+
+// A library's version definitions, node -> the node it inherits from ("" for
+// none), from `readelf -V`; the BASE entry (the file's own name) is left out.
+inline std::map<std::string, std::string> version_definitions(const std::string& library) {
+  std::map<std::string, std::string> nodes;
+  std::istringstream lines(run("readelf -V -W '" + library + "'"));
+  std::string current;
+  bool in_definitions = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("Version definition section") != std::string::npos) in_definitions = true;
+    if (line.find("Version needs section") != std::string::npos) in_definitions = false;
+    if (!in_definitions) continue;
+    const auto name = line.find("Name: ");
+    const auto parent = line.find("Parent 1: ");
+    if (name != std::string::npos) {
+      current = line.find("Flags: BASE") != std::string::npos ? "" : line.substr(name + 6);
+      if (!current.empty()) nodes[current] = "";
+    } else if (parent != std::string::npos && !current.empty()) {
+      nodes[current] = line.substr(parent + 10);
+    }
+  }
+  return nodes;
+}
+
+}  // namespace ibfab::testing
