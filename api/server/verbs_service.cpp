@@ -239,7 +239,9 @@ bool VerbsService::Qp::run() {
       s.payload = std::span<const uint8_t>(slot + sizeof w, w.length);
       ctx_.hca().send_ud(qpn_, s);  // a port that is not Active drops it, as a wire would
     }
-    ++sq_tail_;
+    // The slot is free before its completion shows: a client that saw the
+    // CQE may post again at once.
+    rings_->sq_tail.value.store(++sq_tail_, std::memory_order_release);
     if (status != IBV_WC_SUCCESS || (w.flags & SendWqe::kSignaled) || req_.sq_sig_all) {
       Cqe c = completion();
       c.wr_id = w.wr_id;
@@ -252,22 +254,21 @@ bool VerbsService::Qp::run() {
       break;
     }
   }
-  rings_->sq_tail.value.store(sq_tail_, std::memory_order_release);
   return true;
 }
 
 void VerbsService::Qp::flush() {
   const uint32_t head = rings_->sq_head.value.load(std::memory_order_acquire);
   if (head - sq_tail_ <= req_.sq_depth) {
-    for (; sq_tail_ != head; ++sq_tail_) {
+    while (sq_tail_ != head) {
       SendWqe w;
       std::memcpy(&w, rings_->send_slot(sq_tail_, req_.sq_depth, req_.sq_slot), sizeof w);
+      rings_->sq_tail.value.store(++sq_tail_, std::memory_order_release);
       Cqe c = completion();
       c.wr_id = w.wr_id;
       c.status = IBV_WC_WR_FLUSH_ERR;
       scq_->push(c, false);
     }
-    rings_->sq_tail.value.store(sq_tail_, std::memory_order_release);
   }
   const uint32_t posted = rings_->rq_posted.value.load(std::memory_order_acquire);
   if (posted - rq_taken_ <= req_.rq_depth) {
