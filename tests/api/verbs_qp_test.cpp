@@ -191,9 +191,11 @@ TEST_F(VerbsQp, ObjectsInUseCannotBeDestroyed) {
 
 TEST_F(VerbsQp, RegMrChecksAccessFlags) {
   errno = 0;
-  EXPECT_EQ(ibv_reg_mr(h_.pd, h_.buf.data(), 64, IBV_ACCESS_REMOTE_WRITE), nullptr);  // needs LOCAL_WRITE
+  const int remote_only = IBV_ACCESS_REMOTE_WRITE;
+  EXPECT_EQ(ibv_reg_mr(h_.pd, h_.buf.data(), 64, remote_only), nullptr);  // needs LOCAL_WRITE
   EXPECT_EQ(errno, EINVAL);
-  ibv_mr* mr = ibv_reg_mr(h_.pd, h_.buf.data(), 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  const int both = IBV_ACCESS_LOCAL_WRITE | static_cast<int>(IBV_ACCESS_REMOTE_WRITE);
+  ibv_mr* mr = ibv_reg_mr(h_.pd, h_.buf.data(), 64, both);
   ASSERT_NE(mr, nullptr);
   EXPECT_NE(mr->lkey, h_.mr->lkey);
   EXPECT_EQ(ibv_dereg_mr(mr), 0);
