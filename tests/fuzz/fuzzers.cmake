@@ -4,9 +4,13 @@ ibfab_add_fuzzer(fuzz_packet ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_packet.cpp ${CMAKE
 ibfab_add_fuzzer(fuzz_node_receive ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_node_receive.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/node_receive 30000)
 ibfab_add_fuzzer(fuzz_sa_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_sa_request.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/sa_request 30000)
 target_sources(fuzz_sa_request PRIVATE ${PROJECT_SOURCE_DIR}/sm/sa/sa_enums.cpp ${PROJECT_SOURCE_DIR}/sm/sa/mcast_groups.cpp ${PROJECT_SOURCE_DIR}/sm/sa/rmpp_sender.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/inform_table.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_agent.cpp)
-ibfab_add_fuzzer(fuzz_engine_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_engine_request.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/engine_request 30000)
 get_target_property(_sm_srcs ibfab_sm SOURCES)
 list(TRANSFORM _sm_srcs PREPEND ${PROJECT_SOURCE_DIR}/sm/)
-target_sources(fuzz_engine_request PRIVATE ${_sm_srcs} ${PROJECT_SOURCE_DIR}/api/server/engine.cpp
-  ${PROJECT_SOURCE_DIR}/api/server/rmpp_receiver.cpp ${PROJECT_SOURCE_DIR}/api/client/seqpacket.cpp
+set(_engine_srcs ${_sm_srcs} ${PROJECT_SOURCE_DIR}/api/server/engine.cpp
+  ${PROJECT_SOURCE_DIR}/api/server/rmpp_receiver.cpp ${PROJECT_SOURCE_DIR}/api/server/verbs_service.cpp
+  ${PROJECT_SOURCE_DIR}/api/client/seqpacket.cpp ${PROJECT_SOURCE_DIR}/api/client/shared_memory.cpp
   ${PROJECT_SOURCE_DIR}/api/client/socket_path.cpp)
+ibfab_add_fuzzer(fuzz_engine_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_engine_request.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/engine_request 30000)
+target_sources(fuzz_engine_request PRIVATE ${_engine_srcs})
+ibfab_add_fuzzer(fuzz_verbs_rings ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_verbs_rings.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/verbs_rings 20000)
+target_sources(fuzz_verbs_rings PRIVATE ${_engine_srcs})
