@@ -76,6 +76,10 @@ class Hca final : public Node {
   void add_listener(PortEventListener* l) { listeners_.push_back(l); }
   void remove_listener(PortEventListener* l);
 
+  // What is attached now: QPs, and groups with a QP attached on `port`.
+  std::size_t qp_count() const { return qps_.size(); }
+  std::size_t mcast_groups(uint8_t port) const { return groups_[port - 1u].size(); }
+
   struct UdStats {
     uint64_t delivered = 0;
     uint64_t no_qp = 0;         // unicast to a QP that does not exist

@@ -1,0 +1,151 @@
+// The engine's verbs side over a real verbs connection (the client core's
+// VerbsLink), as libibverbs drives it: requests that create, move and
+// attach objects, their refusals, and the release of everything a client
+// made when its connection goes.
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "api/client/shared_memory.h"
+#include "api/client/socket_path.h"
+#include "api/client/verbs_link.h"
+#include "api/client/verbs_protocol.h"
+#include "api/client/verbs_rings.h"
+#include "api/server/engine.h"
+
+namespace ibfab::api {
+namespace {
+
+using rings::CqRing;
+using rings::QpRings;
+
+constexpr uint32_t kSqSlot = sizeof(rings::SendWqe) + rings::kMaxUdPayload;
+constexpr uint32_t kRqSlot = rings::kGrhBytes + rings::kMaxUdPayload;
+
+class VerbsService : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = "/tmp/ibfab-verbs-test-" + std::to_string(::getpid()) + ".sock";
+    EngineOptions o;
+    o.topology = "fat-tree:2:4";
+    engine_ = std::make_unique<Engine>(o);
+    ASSERT_EQ(engine_->bring_up(), "");
+    std::string error;
+    listen_fd_ = listen_at(path_, error);
+    ASSERT_GE(listen_fd_, 0) << error;
+    thread_ = std::thread([this] { engine_->serve(listen_fd_, stop_); });
+  }
+  // Stops serving; the fabric may be inspected afterwards.
+  void stop() {
+    if (thread_.joinable()) {
+      stop_ = true;
+      thread_.join();
+    }
+  }
+  void TearDown() override {
+    stop();
+    engine_.reset();
+    ::close(listen_fd_);
+    ::unlink(path_.c_str());
+  }
+  int64_t create_cq(client::VerbsLink& link, SharedMemory& mem, uint32_t depth = 8) {
+    EXPECT_EQ(mem.create(CqRing::bytes(depth), "test-cq"), 0);
+    CreateCq c;
+    c.depth = depth;
+    const int fd[] = {mem.fd()};
+    return link.request(MsgType::CreateCq, &c, sizeof c, fd);
+  }
+  int64_t create_qp(client::VerbsLink& link, SharedMemory& mem, uint32_t cq) {
+    EXPECT_EQ(mem.create(QpRings::bytes(8, kSqSlot, 8, kRqSlot), "test-qp"), 0);
+    CreateQp q;
+    q.send_cq = q.recv_cq = cq;
+    q.sq_depth = q.rq_depth = 8;
+    q.sq_slot = kSqSlot;
+    q.rq_slot = kRqSlot;
+    q.qp_type = IBV_QPT_UD;
+    const int fd[] = {mem.fd()};
+    return link.request(MsgType::CreateQp, &q, sizeof q, fd);
+  }
+  static int64_t attach(client::VerbsLink& link, uint32_t qpn, uint8_t last, MsgType type = MsgType::AttachMcast) {
+    McastRequest m;
+    m.qp_num = qpn;
+    m.lid = static_cast<uint16_t>(0xC000 + last);
+    m.gid[0] = 0xFF;
+    m.gid[1] = 0x15;
+    m.gid[15] = last;
+    return link.request(type, &m, sizeof m);
+  }
+
+  std::string path_;
+  std::unique_ptr<Engine> engine_;
+  int listen_fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST_F(VerbsService, RequestsAreCheckedAndRefusedWithErrno) {
+  client::VerbsLink link;
+  ASSERT_EQ(link.open(path_, "H3"), 0);
+  CreateCq c;
+  c.depth = 8;
+  EXPECT_EQ(link.request(MsgType::CreateCq, &c, sizeof c), -EINVAL);  // no ring fd
+  SharedMemory small;
+  ASSERT_EQ(small.create(64, "small"), 0);
+  const int fd[] = {small.fd()};
+  EXPECT_EQ(link.request(MsgType::CreateCq, &c, sizeof c, fd), -EINVAL);  // a ring too small for its depth
+  c.depth = 6;  // not a power of two
+  EXPECT_EQ(link.request(MsgType::CreateCq, &c, sizeof c, fd), -EINVAL);
+  SharedMemory cq_mem, qp_mem;
+  const int64_t cq = create_cq(link, cq_mem);
+  ASSERT_GT(cq, 0);
+  SharedMemory other;
+  EXPECT_EQ(create_qp(link, other, 999), -EINVAL);  // no such CQ
+  const int64_t qpn = create_qp(link, qp_mem, static_cast<uint32_t>(cq));
+  ASSERT_GT(qpn, 0);
+  DestroyObject d{static_cast<uint32_t>(cq)};
+  EXPECT_EQ(link.request(MsgType::DestroyCq, &d, sizeof d), -EBUSY);
+  ModifyQp m;
+  m.qp_num = 12345;
+  m.state = IBV_QPS_INIT;
+  EXPECT_EQ(link.request(MsgType::ModifyQp, &m, sizeof m), -EINVAL);
+  m.qp_num = static_cast<uint32_t>(qpn);
+  m.set_port = 1;
+  m.port = 9;
+  EXPECT_EQ(link.request(MsgType::ModifyQp, &m, sizeof m), -EINVAL);
+  McastRequest unicast;
+  unicast.qp_num = static_cast<uint32_t>(qpn);
+  unicast.gid[0] = 0xFE;
+  EXPECT_EQ(link.request(MsgType::AttachMcast, &unicast, sizeof unicast), -EINVAL);
+  EXPECT_EQ(attach(link, static_cast<uint32_t>(qpn), 1), 0);
+  EXPECT_EQ(attach(link, static_cast<uint32_t>(qpn), 2, MsgType::DetachMcast), -EINVAL);  // never attached
+  // A request the verbs connection does not know is refused, not fatal.
+  EXPECT_EQ(link.request(MsgType::ListHosts, &c, sizeof c), -EPROTO);
+}
+
+TEST_F(VerbsService, AClientsObjectsGoWithItsConnection) {
+  {
+    client::VerbsLink link;
+    ASSERT_EQ(link.open(path_, "H3"), 0);
+    SharedMemory cq_mem, qp1, qp2;
+    const int64_t cq = create_cq(link, cq_mem);
+    const int64_t a = create_qp(link, qp1, static_cast<uint32_t>(cq));
+    const int64_t b = create_qp(link, qp2, static_cast<uint32_t>(cq));
+    ASSERT_GT(a, 0);
+    ASSERT_GT(b, 0);
+    for (uint8_t g = 1; g <= 3; ++g) ASSERT_EQ(attach(link, static_cast<uint32_t>(a), g), 0);
+    ASSERT_EQ(attach(link, static_cast<uint32_t>(b), 1), 0);
+  }  // the connection closes, as when a process exits or is killed
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop();
+  const fabric::Hca& h3 = *engine_->fabric().find_hca("H3");
+  EXPECT_EQ(h3.qp_count(), 0u);
+  EXPECT_EQ(h3.mcast_groups(1), 0u);
+}
+
+}  // namespace
+}  // namespace ibfab::api
