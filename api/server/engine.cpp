@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <set>
 #include <stdexcept>
 
 #include "api/server/rmpp_receiver.h"
@@ -256,9 +257,17 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
     wall_base_ns_ = wall_ns();
     serving_ = true;
   }
+  // Verbs work: while there is some, or was within kSpin, the engine does
+  // not sleep, and looks at its sockets only every kSocketRounds rounds.
   const bool busy = verbs_.run_rings();
+  const int64_t now = wall_ns();
+  if (busy) last_verbs_work_ns_ = now;
+  const bool spinning = spin_ && verbs_.has_qps() && now - last_verbs_work_ns_ < kSpinNs;
   int wait_ms = std::min(advance(), max_wait_ms);
-  if (busy) wait_ms = 0;
+  if (spinning) {
+    if (++spin_rounds_ % kSocketRounds != 0) return;
+    wait_ms = 0;
+  }
   const bool sleeping = wait_ms > 0 && verbs_.has_qps() && verbs_.prepare_to_sleep();
   if (wait_ms > 0 && verbs_.has_qps() && !sleeping) wait_ms = 0;
   std::vector<pollfd>& fds = pollfds_;  // kept between rounds: no allocation per round
@@ -281,6 +290,12 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
     else if (keep && (fds[i].revents & (POLLHUP | POLLERR))) keep = false;
     if (!keep || c.broken) close_connection(fds[i].fd);
   }
+}
+
+void Engine::update_spin() {
+  std::set<uint32_t> processes(verbs_pids_);
+  processes.insert(static_cast<uint32_t>(::getpid()));
+  spin_ = processes.size() <= static_cast<std::size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
 void Engine::adopt(int fd) {
@@ -385,7 +400,7 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fd
       list_hosts(c, msg);
       return true;
     case MsgType::RegisterAgent:
-      if (c.kind != ConnectionKind::Control || !c.hca) break;
+      if (c.kind != ConnectionKind::Control) break;  // the agent's host is its MAD port's
       register_agent(c, msg);
       return true;
     case MsgType::UnregisterAgent:
@@ -424,6 +439,8 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
   r.handle = c.handle;
   if (c.kind == ConnectionKind::Verbs) {
     c.verbs = verbs_.open(*hca, fds.take(0));
+    verbs_pids_.insert(c.pid);
+    update_spin();
     const int give[] = {verbs_.doorbell_fd(), verbs_.page_fd()};
     if (send_message(c.fd, MsgType::HelloReply, &r, sizeof r, {}, give) != 0) return false;
   } else {
@@ -579,7 +596,14 @@ void Engine::close_connection(int fd) {
   c.agents.clear();
   if (c.verbs) verbs_.close(c.verbs);
   ::close(fd);
+  const uint32_t pid = c.pid;
+  const bool verbs = c.verbs != nullptr;
   connections_.erase(it);
+  if (verbs && std::none_of(connections_.begin(), connections_.end(),
+                            [&](const auto& o) { return o.second->verbs && o.second->pid == pid; })) {
+    verbs_pids_.erase(pid);
+    update_spin();
+  }
 }
 
 }  // namespace ibfab::api

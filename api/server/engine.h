@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -127,6 +128,16 @@ class Engine {
   sim::Time clock_base_;                   // virtual time when serving started
   int64_t wall_base_ns_ = 0;
   bool serving_ = false;                   // clock_base_ and wall_base_ns_ are set
+  // Spinning: verbs work keeps the engine awake for kSpinNs, but only while
+  // each process using verbs (and the engine's) can have a core of its own;
+  // on fewer cores, spinning would only take them from busy-polling clients.
+  void update_spin();
+  std::set<uint32_t> verbs_pids_;
+  bool spin_ = false;
+  static constexpr int64_t kSpinNs = 100'000;
+  static constexpr uint32_t kSocketRounds = 16; // rounds between socket polls while it does
+  int64_t last_verbs_work_ns_ = 0;
+  uint32_t spin_rounds_ = 0;
 };
 
 }  // namespace ibfab::api

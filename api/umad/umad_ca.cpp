@@ -17,11 +17,11 @@ namespace ibfab::umad {
 
 namespace {
 
-bool is_ours(const char* ca_name) { return ca_name == nullptr || std::strcmp(ca_name, kCaName) == 0; }
+const char* name_or_default(const char* ca_name) { return ca_name ? ca_name : kCaName; }
 
-void fill_port(const api::PortRecord& r, umad_port_t& out) {
+void fill_port(const char* ca_name, const api::PortRecord& r, umad_port_t& out) {
   std::memset(&out, 0, sizeof out);
-  std::strncpy(out.ca_name, kCaName, sizeof out.ca_name - 1);
+  std::strncpy(out.ca_name, name_or_default(ca_name), sizeof out.ca_name - 1);
   out.portnum = r.number;
   out.base_lid = r.lid;
   out.lmc = r.lmc;
@@ -41,9 +41,11 @@ void fill_port(const api::PortRecord& r, umad_port_t& out) {
 
 }  // namespace
 
-std::optional<api::NodeReply> host() {
+std::optional<api::NodeReply> host(const char* ca_name) {
   client::Session* s = client::Session::get();
-  return s ? s->query_node() : std::nullopt;
+  if (!s) return std::nullopt;
+  const std::string node = s->node_of(name_or_default(ca_name));
+  return node.empty() ? std::nullopt : s->query_node(node);
 }
 
 }  // namespace ibfab::umad
@@ -59,11 +61,11 @@ IBFAB_UMAD_EXPORT int umad_get_cas_names(char cas[][UMAD_CA_NAME_LEN], int max) 
 }
 
 IBFAB_UMAD_EXPORT int umad_get_ca(const char* ca_name, umad_ca_t* ca) {
-  if (!ca || !umad::is_ours(ca_name)) return -ENODEV;
-  const std::optional<api::NodeReply> n = umad::host();
+  if (!ca) return -ENODEV;
+  const std::optional<api::NodeReply> n = umad::host(ca_name);
   if (!n) return -ENODEV;
   std::memset(ca, 0, sizeof *ca);
-  std::strncpy(ca->ca_name, umad::kCaName, sizeof ca->ca_name - 1);
+  std::strncpy(ca->ca_name, umad::name_or_default(ca_name), sizeof ca->ca_name - 1);
   ca->node_type = n->node_type;
   ca->numports = static_cast<int>(n->num_ports);
   std::strncpy(ca->fw_ver, "1.0.0", sizeof ca->fw_ver - 1);
@@ -74,7 +76,7 @@ IBFAB_UMAD_EXPORT int umad_get_ca(const char* ca_name, umad_ca_t* ca) {
   for (uint32_t i = 0; i < n->num_ports && i + 1 < UMAD_CA_MAX_PORTS; ++i) {
     auto* p = static_cast<umad_port_t*>(std::calloc(1, sizeof(umad_port_t)));
     if (!p) return -ENOMEM;
-    umad::fill_port(n->ports[i], *p);
+    umad::fill_port(ca_name, n->ports[i], *p);
     ca->ports[i + 1] = p;
   }
   return 0;
@@ -92,12 +94,12 @@ IBFAB_UMAD_EXPORT int umad_release_ca(umad_ca_t* ca) {
 }
 
 IBFAB_UMAD_EXPORT int umad_get_port(const char* ca_name, int portnum, umad_port_t* port) {
-  if (!port || !umad::is_ours(ca_name)) return -ENODEV;
-  const std::optional<api::NodeReply> n = umad::host();
+  if (!port) return -ENODEV;
+  const std::optional<api::NodeReply> n = umad::host(ca_name);
   if (!n) return -ENODEV;
   const int chosen = portnum == 0 ? umad::best_port(*n) : portnum;
   if (chosen < 1 || static_cast<uint32_t>(chosen) > n->num_ports) return -ENODEV;
-  umad::fill_port(n->ports[chosen - 1], *port);
+  umad::fill_port(ca_name, n->ports[chosen - 1], *port);
   return 0;
 }
 
@@ -109,8 +111,7 @@ IBFAB_UMAD_EXPORT int umad_release_port(umad_port_t* port) {
 }
 
 IBFAB_UMAD_EXPORT int umad_get_ca_portguids(const char* ca_name, __be64* portguids, int max) {
-  if (!umad::is_ours(ca_name)) return -ENODEV;
-  const std::optional<api::NodeReply> n = umad::host();
+  const std::optional<api::NodeReply> n = umad::host(ca_name);
   if (!n) return -ENODEV;
   const int count = static_cast<int>(n->num_ports) + 1;  // [0] is the node's (0 for a CA)
   if (max < count) return -ENOMEM;
@@ -122,7 +123,7 @@ IBFAB_UMAD_EXPORT int umad_get_ca_portguids(const char* ca_name, __be64* portgui
 }
 
 IBFAB_UMAD_EXPORT int umad_get_issm_path(const char* ca_name, int portnum, char path[], int max) {
-  if (!umad::is_ours(ca_name) || portnum < 0 || max <= 0) return -ENODEV;
+  if (!umad::host(ca_name) || portnum < 0 || max <= 0) return -ENODEV;
   // The simulated fabric has no issm device: opensm's open() of it fails
   // and is only logged, as on a host without the device node.
   std::snprintf(path, static_cast<std::size_t>(max), "/dev/infiniband/issm-ibfab%d", portnum);

@@ -1,6 +1,6 @@
 #pragma once
-// What libibumad's CA, port and I/O halves share: the host's HCA from the
-// engine, its one CA name, and the port a NULL CA / port 0 picks.
+// What libibumad's CA, port and I/O halves share: a CA's HCA from the
+// engine, the default CA name, and the port a NULL CA / port 0 picks.
 #include <optional>
 
 #include "api/client/protocol.h"
@@ -9,8 +9,10 @@ namespace ibfab::umad {
 
 inline constexpr const char* kCaName = "ibfab0";
 
-// The process's host as the engine sees it now; nullopt without a fabric.
-std::optional<api::NodeReply> host();
+// The HCA named `ca_name` as the engine sees it now (NULL or "ibfab0": the
+// process's host; in embedded mode "ibfab1".. the other hosts, as
+// libibverbs names them); nullopt without a fabric or such a CA.
+std::optional<api::NodeReply> host(const char* ca_name = nullptr);
 
 // Port 0 means the best port: the first Active, else LinkUp, else the first.
 inline int best_port(const api::NodeReply& n) {

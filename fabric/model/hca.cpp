@@ -290,7 +290,9 @@ bool Hca::send_ud(uint32_t qpn, const UdSend& s) {
                                              s.payload.size());
   if (size > PacketPool::kMaxPacket) return false;
   PacketRef pkt = fabric().packets().make(static_cast<uint32_t>(size));
-  pkt.resize(static_cast<uint32_t>(wire::pack_packet(pkt.mutable_bytes(), spec)));
+  // The CRCs are computed only if the packet is ever observed (a capture).
+  pkt.resize(static_cast<uint32_t>(wire::pack_packet_unsealed(pkt.mutable_bytes(), spec)));
+  pkt.crcs_stale();
   const bool multicast = wire::is_multicast_lid(s.dlid);
   if (multicast || port.owns_lid(s.dlid)) {
     // Local loopback: multicast to the other QPs attached on this port,
