@@ -265,7 +265,9 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   const bool spinning = spin_ && verbs_.has_qps() && now - last_verbs_work_ns_ < kSpinNs;
   int wait_ms = std::min(advance(), max_wait_ms);
   if (spinning) {
-    if (++spin_rounds_ % kSocketRounds != 0) return;
+    // A caller that would wait (serve) gets its sockets looked at every
+    // kSocketRounds rounds; one that would not (max_wait_ms 0) every round.
+    if (max_wait_ms > 0 && ++spin_rounds_ % kSocketRounds != 0) return;
     wait_ms = 0;
   }
   const bool sleeping = wait_ms > 0 && verbs_.has_qps() && verbs_.prepare_to_sleep();

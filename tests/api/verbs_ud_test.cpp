@@ -22,6 +22,23 @@ class VerbsUd : public ::testing::Test {
     ASSERT_NE(ah_, nullptr);
   }
   void TearDown() override { ibv_destroy_ah(ah_); }
+  // A UD QP of b's completing on `cq`, in RTR (it receives); null on failure.
+  ibv_qp* receiver_on(ibv_cq* cq, uint32_t depth) {
+    ibv_qp_init_attr qa{};
+    qa.send_cq = qa.recv_cq = cq;
+    qa.cap.max_send_wr = qa.cap.max_recv_wr = depth;
+    qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+    qa.qp_type = IBV_QPT_UD;
+    ibv_qp* qp = ibv_create_qp(b_.pd, &qa);
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_INIT;
+    attr.port_num = 1;
+    attr.qkey = kQkey;
+    if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) != 0)
+      return nullptr;
+    attr.qp_state = IBV_QPS_RTR;
+    return ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0 ? qp : nullptr;
+  }
   Host a_{0};  // H3
   Host b_{1};  // another host
   ibv_ah* ah_ = nullptr;
@@ -213,20 +230,8 @@ TEST_F(VerbsUd, CompletionChannelWakesOnTheNextCompletion) {
   int cookie = 0;
   ibv_cq* cq = ibv_create_cq(b_.ctx, 16, &cookie, ch, 0);
   ASSERT_NE(cq, nullptr);
-  ibv_qp_init_attr qa{};
-  qa.send_cq = qa.recv_cq = cq;
-  qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
-  qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-  qa.qp_type = IBV_QPT_UD;
-  ibv_qp* qp = ibv_create_qp(b_.pd, &qa);
+  ibv_qp* qp = receiver_on(cq, 4);
   ASSERT_NE(qp, nullptr);
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_INIT;
-  attr.port_num = 1;
-  attr.qkey = kQkey;
-  ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), 0);
-  attr.qp_state = IBV_QPS_RTR;
-  ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
   ibv_sge s{reinterpret_cast<uint64_t>(b_.buf.data()), 256, b_.mr->lkey};
   ibv_recv_wr rw{};
   rw.sg_list = &s;
@@ -262,20 +267,8 @@ TEST_F(VerbsUd, CompletionChannelWakesOnTheNextCompletion) {
 TEST_F(VerbsUd, CqOverrunRaisesCqErrAndLosesNoLaterCompletionSilently) {
   ibv_cq* cq = ibv_create_cq(b_.ctx, 2, nullptr, nullptr, 0);
   ASSERT_NE(cq, nullptr);
-  ibv_qp_init_attr qa{};
-  qa.send_cq = qa.recv_cq = cq;
-  qa.cap.max_send_wr = qa.cap.max_recv_wr = 8;
-  qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-  qa.qp_type = IBV_QPT_UD;
-  ibv_qp* qp = ibv_create_qp(b_.pd, &qa);
+  ibv_qp* qp = receiver_on(cq, 8);
   ASSERT_NE(qp, nullptr);
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_INIT;
-  attr.port_num = 1;
-  attr.qkey = kQkey;
-  ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), 0);
-  attr.qp_state = IBV_QPS_RTR;
-  ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
   for (int i = 0; i < 4; ++i) {
     ibv_sge s{reinterpret_cast<uint64_t>(b_.buf.data() + 512 * i), 512, b_.mr->lkey};
     ibv_recv_wr rw{};

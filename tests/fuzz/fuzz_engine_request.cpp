@@ -15,26 +15,14 @@
 #include <cstring>
 
 #include "api/server/engine.h"
+#include "tests/fuzz/fuzz_engine.h"
 #include "api/client/seqpacket.h"
 
 using namespace ibfab;
+using fuzz::engine;
+using fuzz::pump;
 
 namespace {
-
-api::Engine& engine() {
-  static api::Engine* e = [] {
-    api::EngineOptions o;
-    o.topology = "fat-tree:2:4";
-    auto* made = new api::Engine(o);
-    if (!made->bring_up().empty()) std::abort();
-    return made;
-  }();
-  return *e;
-}
-
-void pump() {
-  for (int i = 0; i < 4; ++i) engine().serve_once(-1, 0);
-}
 
 void check_still_serving() {
   int sv[2];

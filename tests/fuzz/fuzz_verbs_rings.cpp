@@ -21,8 +21,11 @@
 #include "api/client/verbs_protocol.h"
 #include "api/client/verbs_rings.h"
 #include "api/server/engine.h"
+#include "tests/fuzz/fuzz_engine.h"
 
 using namespace ibfab;
+using fuzz::engine;
+using fuzz::pump;
 using api::rings::CqRing;
 using api::rings::QpRings;
 
@@ -31,21 +34,6 @@ namespace {
 constexpr uint32_t kDepth = 8;
 constexpr uint32_t kSqSlot = sizeof(api::rings::SendWqe) + api::rings::kMaxUdPayload;
 constexpr uint32_t kRqSlot = api::rings::kGrhBytes + api::rings::kMaxUdPayload;
-
-api::Engine& engine() {
-  static api::Engine* e = [] {
-    api::EngineOptions o;
-    o.topology = "fat-tree:2:4";
-    auto* made = new api::Engine(o);
-    if (!made->bring_up().empty()) std::abort();
-    return made;
-  }();
-  return *e;
-}
-
-void pump() {
-  for (int i = 0; i < 4; ++i) engine().serve_once(-1, 0);
-}
 
 // Sends a request and returns the reply value.
 int64_t request(int fd, api::MsgType type, const void* body, std::size_t size, std::span<const int> fds = {}) {
