@@ -162,7 +162,7 @@ void Fabric::link_changed(Link& link, bool up) {
   for (int side = 0; side < 2; ++side) {
     Port* p = link.end(side);
     if (!up) {
-      const bool was_active = p->state() == PortState::Active;
+      const bool was_active = p->logical_state() == PortState::Active;  // state() already says Down
       p->set_state(PortState::Init);  // it retrains into Init when the link returns
       p->counters.link_downed++;
       if (was_active) p->node().port_event(*p, PortEvent::Error);

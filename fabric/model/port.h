@@ -48,6 +48,8 @@ class Port {
   void refresh_phys();
   PortState state() const { return link_up() || number_ == 0 ? state_ : PortState::Down; }
   void set_state(PortState s) { state_ = s; }
+  // The state the SM last set, whatever the link does now.
+  PortState logical_state() const { return state_; }
 
   // --- PortInfo configuration (written by the SMA on Set) ---
   uint16_t lid = 0;

@@ -4,10 +4,13 @@
 // made when its connection goes.
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -40,12 +43,23 @@ class VerbsService : public ::testing::Test {
     ASSERT_GE(listen_fd_, 0) << error;
     thread_ = std::thread([this] { engine_->serve(listen_fd_, stop_); });
   }
-  // Stops serving; the fabric may be inspected afterwards.
+  // Stops serving; the fabric may be inspected or changed afterwards.
   void stop() {
     if (thread_.joinable()) {
       stop_ = true;
       thread_.join();
     }
+  }
+  void resume() {
+    stop_ = false;
+    thread_ = std::thread([this] { engine_->serve(listen_fd_, stop_); });
+  }
+  // The next async event on `fd` within `ms`, or nullopt.
+  static std::optional<AsyncEvent> next_event(int fd, int ms) {
+    pollfd p{fd, POLLIN, 0};
+    AsyncEvent e;
+    if (::poll(&p, 1, ms) != 1 || ::recv(fd, &e, sizeof e, 0) != static_cast<ssize_t>(sizeof e)) return std::nullopt;
+    return e;
   }
   void TearDown() override {
     stop();
@@ -125,6 +139,28 @@ TEST_F(VerbsService, RequestsAreCheckedAndRefusedWithErrno) {
   EXPECT_EQ(attach(link, static_cast<uint32_t>(qpn), 2, MsgType::DetachMcast), -EINVAL);  // never attached
   // A request the verbs connection does not know is refused, not fatal.
   EXPECT_EQ(link.request(MsgType::ListHosts, &c, sizeof c), -EPROTO);
+}
+
+TEST_F(VerbsService, PortEventsReachTheAsyncFd) {
+  client::VerbsLink link;
+  ASSERT_EQ(link.open(path_, "H3"), 0);
+  EXPECT_FALSE(next_event(link.async_fd(), 50));  // a steady fabric says nothing
+  fabric::Link* cable = engine_->fabric().find_hca("H3")->port(1).link();
+  ASSERT_NE(cable, nullptr);
+  stop();
+  engine_->fabric().set_link_up(*cable, false);
+  resume();
+  std::optional<AsyncEvent> e = next_event(link.async_fd(), 2000);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->type, IBV_EVENT_PORT_ERR);
+  EXPECT_EQ(e->port, 1u);
+  stop();
+  engine_->fabric().set_link_up(*cable, true);
+  resume();
+  // The switch's trap makes the SM sweep: the port comes back Active.
+  bool active = false;
+  while (!active && (e = next_event(link.async_fd(), 3000))) active = e->type == IBV_EVENT_PORT_ACTIVE;
+  EXPECT_TRUE(active);
 }
 
 TEST_F(VerbsService, AClientsObjectsGoWithItsConnection) {
