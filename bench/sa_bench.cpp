@@ -99,7 +99,7 @@ void sa_joins(benchmark::State& state, const char* spec, unsigned groups) {
   state.counters["leaves_per_s"] = static_cast<double>(joins) / leave_seconds;
   state.counters["opensm_joins_per_s"] = 18'000;  // the anchor's midpoint
   state.counters["mft_smps"] = static_cast<double>(w.sm->mcast()->mft_smps_sent());
-  state.counters["events_per_request"] = static_cast<double>(w.sim.events_run() - events_before) / (2.0 * joins);
+  state.counters["events_per_request"] = static_cast<double>(w.sim.events_run() - events_before) / (2.0 * static_cast<double>(joins));
 }
 
 // The SA's own throughput, as sa/path_records measures it: every host's
