@@ -14,6 +14,7 @@ test: build
 
 bench: build
 	$(BUILD)/bench/ibfab_bench
+	$(BUILD)/bench/ibfab_verbs_bench
 
 # The anchor the bring-up figures are compared with: OpenSM 3.3.23 over ibsim
 # on this machine, now (docs/BENCHMARKS.md). About a minute; not part of
