@@ -54,6 +54,8 @@ ibv_wc_status scatter(Context& c, const RecvWr& w, const uint8_t* slot, uint32_t
   return IBV_WC_SUCCESS;
 }
 
+}  // namespace
+
 void fill_wc(const Cqe& e, ibv_wc& wc) {
   std::memset(&wc, 0, sizeof wc);
   Qp& qp = *reinterpret_cast<Qp*>(e.qp_handle);
@@ -89,8 +91,6 @@ void fill_wc(const Cqe& e, ibv_wc& wc) {
   qp.rq_done.store(index + 1, std::memory_order_release);
   if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) enter_error(qp);
 }
-
-}  // namespace
 
 int poll_cq(ibv_cq* cq_, int num_entries, ibv_wc* wc) {
   if (!cq_ || num_entries < 0 || (num_entries && !wc)) return -EINVAL;
@@ -147,14 +147,15 @@ IBFAB_VERBS_EXPORT int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
   return 0;
 }
 
-IBFAB_VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel,
-                                         int comp_vector) {
+namespace ibfab::verbs {
+
+Cq* make_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector) {
   if (!context || cqe < 1 || static_cast<uint32_t>(cqe) > kMaxCqe || comp_vector < 0 ||
       comp_vector >= context->num_comp_vectors)
-    return fail_null<ibv_cq>(EINVAL);
+    return fail_null<Cq>(EINVAL);
   auto cq = std::make_unique<Cq>();
   cq->depth = api::rings::ring_depth(static_cast<uint32_t>(cqe));
-  if (const int e = cq->mem.create(CqRing::bytes(cq->depth), "ibfab-cq")) return fail_null<ibv_cq>(-e);
+  if (const int e = cq->mem.create(CqRing::bytes(cq->depth), "ibfab-cq")) return fail_null<Cq>(-e);
   cq->ring = new (cq->mem.data()) CqRing;
   api::CreateCq req;
   req.depth = cq->depth;
@@ -162,7 +163,7 @@ IBFAB_VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq
   req.user_handle = reinterpret_cast<uint64_t>(cq.get());
   const int give[] = {cq->mem.fd()};
   const int64_t h = Context::from(context)->link.request(api::MsgType::CreateCq, &req, sizeof req, give);
-  if (h < 0) return fail_null<ibv_cq>(static_cast<int>(-h));
+  if (h < 0) return fail_null<Cq>(static_cast<int>(-h));
   cq->handle = static_cast<uint32_t>(h);
   ibv_cq& c = *cq->cq();
   c.context = context;
@@ -172,7 +173,15 @@ IBFAB_VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq
   c.handle = cq->handle;
   pthread_mutex_init(&c.mutex, nullptr);
   pthread_cond_init(&c.cond, nullptr);
-  return cq.release()->cq();
+  return cq.release();
+}
+
+}  // namespace ibfab::verbs
+
+IBFAB_VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel,
+                                         int comp_vector) {
+  Cq* cq = make_cq(context, cqe, cq_context, channel, comp_vector);
+  return cq ? cq->cq() : nullptr;
 }
 
 IBFAB_VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq, int cqe) {

@@ -70,6 +70,7 @@ struct Cq {
   uint32_t depth = 0;
   uint32_t tail = 0;  // CQEs consumed
   std::mutex mu;
+  ibv_wc current{};   // the extended poll's current completion (ibv_start_poll .. ibv_end_poll)
   ibv_cq* cq() { return reinterpret_cast<ibv_cq*>(&cqx); }
   static Cq* from(ibv_cq* c) { return reinterpret_cast<Cq*>(c); }
 };
@@ -141,6 +142,13 @@ T* fail_null(int e) {
   return nullptr;
 }
 
+// A CQ and its ring, registered with the engine (verbs_cq.cpp); null with
+// errno set on failure.
+Cq* make_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector);
+// The work completion for one CQE; a receive is scattered into its WR's
+// SGEs (and moves the QP to error on a local error).
+void fill_wc(const api::rings::Cqe& e, ibv_wc& wc);
+
 // The ops every context gets (verbs_ops.cpp).
 void install_ops(verbs_context& vctx);
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
@@ -151,5 +159,6 @@ int query_port_op(ibv_context* context, uint8_t port_num, ibv_port_attr* attr, s
 int query_device_ex_op(ibv_context* context, const ibv_query_device_ex_input* input, ibv_device_attr_ex* attr,
                        size_t attr_size);
 ibv_qp* create_qp_ex_op(ibv_context* context, ibv_qp_init_attr_ex* attr);
+ibv_cq_ex* create_cq_ex_op(ibv_context* context, ibv_cq_init_attr_ex* attr);
 
 }  // namespace ibfab::verbs

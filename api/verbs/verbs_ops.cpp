@@ -70,6 +70,7 @@ void install_ops(verbs_context& v) {
   v.query_port = query_port_op;
   v.query_device_ex = query_device_ex_op;
   v.create_qp_ex = create_qp_ex_op;
+  v.create_cq_ex = create_cq_ex_op;
   fill(v.advise_mr);
   fill(v.alloc_null_mr);
   fill(v.read_counters);

@@ -291,6 +291,50 @@ TEST_F(VerbsUd, CqOverrunRaisesCqErrAndLosesNoLaterCompletionSilently) {
   ASSERT_EQ(ibv_destroy_cq(cq), 0);
 }
 
+TEST_F(VerbsUd, ExtendedCqReadsCompletionsOneByOne) {
+  ibv_cq_init_attr_ex ca{};
+  ca.cqe = 8;
+  ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_IMM;
+  ibv_cq_ex* cqx = ibv_create_cq_ex(b_.ctx, &ca);
+  ASSERT_NE(cqx, nullptr);
+  ibv_qp* qp = receiver_on(ibv_cq_ex_to_cq(cqx), 4);
+  ASSERT_NE(qp, nullptr);
+  ibv_poll_cq_attr pa{};
+  EXPECT_EQ(ibv_start_poll(cqx, &pa), ENOENT);  // empty: no ibv_end_poll
+  for (uint64_t i = 0; i < 2; ++i) {
+    ibv_sge s{reinterpret_cast<uint64_t>(b_.buf.data() + 512 * i), 512, b_.mr->lkey};
+    ibv_recv_wr rw{};
+    rw.wr_id = 100 + i;
+    rw.sg_list = &s;
+    rw.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    ASSERT_EQ(ibv_post_recv(qp, &rw, &bad), 0);
+    ASSERT_EQ(a_.send(ah_, qp->qp_num, 1, 0, static_cast<uint32_t>(10 + i)), 0);
+  }
+  int seen = 0;
+  for (int tries = 0; tries < 200000 && seen < 2; ++tries) {
+    if (ibv_start_poll(cqx, &pa) != 0) continue;
+    do {
+      EXPECT_EQ(cqx->status, IBV_WC_SUCCESS);
+      EXPECT_EQ(cqx->wr_id, 100u + static_cast<unsigned>(seen));
+      EXPECT_EQ(ibv_wc_read_opcode(cqx), IBV_WC_RECV);
+      EXPECT_EQ(ibv_wc_read_byte_len(cqx), 40u + 10u + static_cast<unsigned>(seen));
+      EXPECT_EQ(ibv_wc_read_src_qp(cqx), a_.qp->qp_num);
+      EXPECT_EQ(ibv_wc_read_slid(cqx), a_.lid);
+      ++seen;
+    } while (ibv_next_poll(cqx) == 0);
+    ibv_end_poll(cqx);
+  }
+  EXPECT_EQ(seen, 2);
+  // Timestamps are not offered.
+  ca.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+  errno = 0;
+  EXPECT_EQ(ibv_create_cq_ex(b_.ctx, &ca), nullptr);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  ASSERT_EQ(ibv_destroy_qp(qp), 0);
+  ASSERT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+}
+
 TEST_F(VerbsUd, LoopbackToAnotherQpOfTheSamePort) {
   Host c{0};
   ASSERT_TRUE(c.ok());
