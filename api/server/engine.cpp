@@ -203,6 +203,7 @@ Engine::Engine(EngineOptions options)
   fabric_ = std::make_unique<fabric::Fabric>(sim_, topology_);
   for (uint32_t i = 0; i < fabric_->node_count(); ++i)
     if (!fabric_->node(i).is_switch()) hosts_.push_back(static_cast<fabric::Hca*>(&fabric_->node(i)));
+  verbs_.set_rx_grace_ns(options_.rx_grace_us * 1000);
   if (!options_.pcap.empty()) {
     if (const std::string e = pcap_.open(options_.pcap, wire::PcapWriter::Link::kErf); !e.empty())
       throw std::runtime_error(e);
@@ -241,6 +242,14 @@ std::string Engine::bring_up() {
     sim_.step();
   }
   return sm_->subnet_up() ? "" : "the subnet did not come up: " + sm_->last_sweep().error;
+}
+
+std::vector<std::string> Engine::ud_drops() const {
+  std::vector<std::string> out;
+  for (const fabric::Hca* h : hosts_)
+    if (const uint64_t n = h->ud_stats().no_receive + verbs_.late_drops(*h))
+      out.push_back(h->name() + ": " + std::to_string(n) + " UD messages dropped, no receive posted");
+  return out;
 }
 
 void Engine::log(const std::string& line) const {

@@ -52,6 +52,7 @@ struct EngineOptions {
   std::string sm_node;            // default: the first host
   sim::Time lookahead = sim::Time::ms(50);
   std::string pcap;               // capture every packet on every link here (ERF records; "" = none)
+  int64_t rx_grace_us = 2000;     // VerbsService::set_rx_grace_ns (0: hardware's drop at once)
   std::function<void(const std::string&)> log;  // one line per client event; may be empty
 };
 
@@ -79,6 +80,11 @@ class Engine {
   // Serves `fd` (a connected SOCK_SEQPACKET socket, now owned by the
   // engine) as if it had been accepted.
   void adopt(int fd);
+
+  // One line per host whose HCA dropped UD messages because no receive was
+  // posted (UD has no flow control: a receiver that falls behind loses
+  // messages, as on hardware); empty if none did.
+  std::vector<std::string> ud_drops() const;
 
   fabric::Fabric& fabric() { return *fabric_; }
   sim::Simulator& sim() { return sim_; }

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <deque>
 #include <cerrno>
 #include <cstring>
 
@@ -31,6 +33,11 @@ std::optional<T> request_of(std::span<const uint8_t> msg, MsgType type) {
 // that does not read loses records, never the engine its time.
 void write_record(int fd, const void* data, std::size_t size) {
   if (fd >= 0) (void)::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 ibv_event_type to_verbs(fabric::PortEvent e) {
@@ -87,11 +94,28 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   bool uses(const Cq* cq) const { return scq_ == cq || rcq_ == cq; }
   Cq* send_cq() const { return scq_; }
   Cq* recv_cq() const { return rcq_; }
-  // Sends what was posted, or flushes it in the error state; true if there was work.
+  // Sends what was posted, or flushes it in the error state, and places
+  // held messages; true if there was work.
   bool run();
   bool on_receive(const fabric::UdMessage& msg) override;
 
  private:
+  // A message that found no receive posted, waiting (up to the service's
+  // receive grace) for one.
+  struct Held {
+    Cqe cqe;
+    bool solicited = false;
+    std::vector<uint8_t> bytes;  // the GRH slot (40 bytes) and the payload
+    int64_t until_ns = 0;
+  };
+  bool receive_posted() const {
+    const uint32_t posted = rings_->rq_posted.value.load(std::memory_order_acquire);
+    return posted != rq_taken_ && posted - rq_taken_ <= req_.rq_depth;
+  }
+  // Writes a message into the next receive slot and completes it; false if
+  // the CQ overran.
+  bool place(const Cqe& c, const uint8_t* grh, std::span<const uint8_t> payload, bool solicited);
+  bool place_held();
   void flush();
   Cqe completion() const {
     Cqe c;
@@ -110,6 +134,7 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   uint8_t state_ = IBV_QPS_RESET;
   uint32_t sq_tail_ = 0;
   uint32_t rq_taken_ = 0;
+  std::deque<Held> held_;
 };
 
 class VerbsContext final : public fabric::PortEventListener {
@@ -142,6 +167,7 @@ class VerbsContext final : public fabric::PortEventListener {
 
   int64_t handle(MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds);
   fabric::Hca& hca() { return hca_; }
+  VerbsService& service() { return service_; }
 
  private:
   int64_t create_channel(ReceivedFds& fds);
@@ -201,13 +227,14 @@ void VerbsService::Qp::set_state(uint8_t s) {
 }
 
 bool VerbsService::Qp::run() {
+  const bool held = place_held();
   if (state_ == IBV_QPS_ERR) {
     flush();
     return false;
   }
-  if (state_ != IBV_QPS_RTS) return false;
+  if (state_ != IBV_QPS_RTS) return held;
   const uint32_t head = rings_->sq_head.value.load(std::memory_order_acquire);
-  if (head == sq_tail_) return false;
+  if (head == sq_tail_) return held;
   if (head - sq_tail_ > req_.sq_depth) {  // not what a well-behaved client writes
     set_state(IBV_QPS_ERR);
     ctx_.object_event(IBV_EVENT_QP_FATAL, req_.user_handle);
@@ -284,18 +311,11 @@ void VerbsService::Qp::flush() {
 
 bool VerbsService::Qp::on_receive(const fabric::UdMessage& m) {
   if (state_ < IBV_QPS_RTR || state_ == IBV_QPS_ERR) return false;
-  const uint32_t posted = rings_->rq_posted.value.load(std::memory_order_acquire);
-  if (posted == rq_taken_ || posted - rq_taken_ > req_.rq_depth) return false;  // no receive posted
   const std::size_t bytes = rings::kGrhBytes + m.payload.size();
   if (bytes > req_.rq_slot) return false;
-  uint8_t* slot = rings_->recv_slot(rq_taken_, req_.sq_depth, req_.sq_slot, req_.rq_depth, req_.rq_slot);
   Cqe c = completion();
   c.flags = Cqe::kReceive;
-  if (m.grh) {
-    std::memcpy(slot, m.grh->data(), rings::kGrhBytes);
-    c.flags |= Cqe::kGrh;
-  }
-  std::memcpy(slot + rings::kGrhBytes, m.payload.data(), m.payload.size());
+  if (m.grh) c.flags |= Cqe::kGrh;
   c.byte_len = static_cast<uint32_t>(bytes);
   c.src_qp = m.src_qp;
   c.slid = m.slid;
@@ -306,10 +326,55 @@ bool VerbsService::Qp::on_receive(const fabric::UdMessage& m) {
     c.flags |= Cqe::kImmediate;
     c.imm_data = htobe32(*m.immediate);
   }
+  if (held_.empty() && receive_posted()) return place(c, m.grh ? m.grh->data() : nullptr, m.payload, m.solicited);
+  // No receive posted (or older messages wait): held for the grace, if any
+  // and if the QP's receive queue could take it, else dropped and counted.
+  const int64_t grace = ctx_.service().rx_grace_ns();
+  if (grace <= 0 || held_.size() >= req_.rq_depth) return false;
+  Held h;
+  h.cqe = c;
+  h.solicited = m.solicited;
+  h.bytes.resize(bytes);
+  if (m.grh) std::memcpy(h.bytes.data(), m.grh->data(), rings::kGrhBytes);
+  std::memcpy(h.bytes.data() + rings::kGrhBytes, m.payload.data(), m.payload.size());
+  h.until_ns = wall_ns() + grace;
+  held_.push_back(std::move(h));
+  return true;
+}
+
+bool VerbsService::Qp::place(const Cqe& c, const uint8_t* grh, std::span<const uint8_t> payload, bool solicited) {
+  uint8_t* slot = rings_->recv_slot(rq_taken_, req_.sq_depth, req_.sq_slot, req_.rq_depth, req_.rq_slot);
+  if (grh) std::memcpy(slot, grh, rings::kGrhBytes);
+  std::memcpy(slot + rings::kGrhBytes, payload.data(), payload.size());
   // The CQE goes after the slot's bytes; the slot is the client's once it
   // sees the CQE.
-  if (!rcq_->push(c, m.solicited)) return false;
+  if (!rcq_->push(c, solicited)) return false;
   rings_->rq_taken.value.store(++rq_taken_, std::memory_order_release);
+  return true;
+}
+
+bool VerbsService::Qp::place_held() {
+  if (held_.empty()) return false;
+  if (state_ < IBV_QPS_RTR || state_ == IBV_QPS_ERR) {
+    ctx_.service().count_late_drops(ctx_.hca(), held_.size());
+    held_.clear();
+    return true;
+  }
+  const int64_t now = wall_ns();
+  while (!held_.empty()) {
+    Held& h = held_.front();
+    if (receive_posted()) {
+      const bool grh = (h.cqe.flags & Cqe::kGrh) != 0;
+      if (!place(h.cqe, grh ? h.bytes.data() : nullptr,
+                 std::span<const uint8_t>(h.bytes).subspan(rings::kGrhBytes), h.solicited))
+        ctx_.service().count_late_drops(ctx_.hca(), 1);
+    } else if (now >= h.until_ns) {
+      ctx_.service().count_late_drops(ctx_.hca(), 1);
+    } else {
+      break;
+    }
+    held_.pop_front();
+  }
   return true;
 }
 
@@ -458,6 +523,13 @@ void VerbsService::close(VerbsContext* context) {
 
 int64_t VerbsService::handle(VerbsContext& context, MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds) {
   return context.handle(type, msg, fds);
+}
+
+void VerbsService::count_late_drops(const fabric::Hca& hca, std::size_t n) { late_drops_[&hca] += n; }
+
+uint64_t VerbsService::late_drops(const fabric::Hca& hca) const {
+  auto it = late_drops_.find(&hca);
+  return it == late_drops_.end() ? 0 : it->second;
 }
 
 bool VerbsService::run_rings() {

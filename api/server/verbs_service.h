@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "api/client/protocol.h"
@@ -58,12 +59,24 @@ class VerbsService {
   void woke();
   bool has_qps() const { return !qps_.empty(); }
 
+  // How long a UD message that finds no receive posted waits for one (wall
+  // time) before it is dropped; 0: dropped at once, as hardware does. The
+  // grace lets a receiving process that has not been scheduled yet catch up
+  // on a machine with fewer cores than busy processes.
+  void set_rx_grace_ns(int64_t ns) { rx_grace_ns_ = ns; }
+  int64_t rx_grace_ns() const { return rx_grace_ns_; }
+  // Messages dropped after waiting out the grace, per HCA.
+  void count_late_drops(const fabric::Hca& hca, std::size_t n);
+  uint64_t late_drops(const fabric::Hca& hca) const;
+
   class Qp;
   class Cq;
 
  private:
   int doorbell_ = -1;
   SharedMemory page_;
+  int64_t rx_grace_ns_ = 0;
+  std::unordered_map<const fabric::Hca*, uint64_t> late_drops_;
   std::vector<std::unique_ptr<VerbsContext>> contexts_;
   std::vector<Qp*> qps_;  // every context's QPs, scanned by run_rings()
   friend class VerbsContext;

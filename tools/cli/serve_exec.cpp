@@ -39,6 +39,11 @@ void Commands::add_serve_exec(CLI::App& app) {
   serve->add_option("--sm-node", sm_node_, "The host the built-in SM runs on (default: the first host)");
   serve->add_option("--socket", socket_, "Listen here (default: $XDG_RUNTIME_DIR/ibfab.sock or /tmp/ibfab-UID.sock)");
   serve->add_option("--pcap", pcap_, "Capture every packet on every link to this file (ERF records, as ibdump writes)");
+  serve->add_option("--rx-grace-us", rx_grace_us_,
+                    "How long a UD message that finds no receive posted waits for one before it is dropped "
+                    "(wall time; 0: at once, as hardware)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1'000'000));
   serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
 
   CLI::App* exec = app.add_subcommand("exec", "Run an unmodified program attached to a host of a served fabric");
@@ -54,6 +59,7 @@ int Commands::serve() {
   o.builtin_sm = sm_ == "builtin";
   o.sm_node = sm_node_;
   o.pcap = pcap_;
+  o.rx_grace_us = rx_grace_us_;
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
   api::Engine engine(o);
   const std::string path = socket_.empty() ? api::default_socket_path() : socket_;
@@ -74,6 +80,7 @@ int Commands::serve() {
   engine.serve(fd, g_stop);
   ::close(fd);
   ::unlink(path.c_str());
+  for (const std::string& line : engine.ud_drops()) std::cerr << "ibfab: " << line << std::endl;
   std::cerr << "ibfab: stopped" << std::endl;
   return 0;
 }
