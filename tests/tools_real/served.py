@@ -3,7 +3,8 @@
 
 usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--copies N] [--pcap-expect REGEX]
                  [--count REGEX N]
-                 [--background BGNODE BGPROGRAM... --wait-for REGEX] -- PROGRAM ARGS...
+                 [--background BGNODE BGPROGRAM... --wait-for REGEX [--listening]
+                  [--background-expect REGEX] [--kill-first]] -- PROGRAM ARGS...
 
 Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
 `--sm none` for --sm-none), waits for "ready", optionally starts BGPROGRAM
@@ -15,7 +16,21 @@ every packet (serve --pcap) and tshark's reading of the capture, once the
 engine has stopped, must match REGEX. With --count, exactly N lines of the
 output must match REGEX. With --copies N, N copies of PROGRAM run
 at once, on the hosts of NODE (a comma-separated list) in turn, and each
-must pass. Everything is stopped with SIGTERM afterwards.
+must pass, within 90 s. Everything is stopped with SIGTERM afterwards.
+
+BGPROGRAM runs under `stdbuf -oL`, so that what it prints reaches the pipe
+line by line (ibv_ud_pingpong and perftest print their banners with
+printf and wait for a client without flushing). With --listening, the
+wait goes on until BGPROGRAM also has a TCP socket listening: those servers
+print the banner just before they listen, and a client that came in
+between would find no one. With --background-expect, BGPROGRAM must then
+exit by itself, 0, within 60 s of PROGRAM's end, and its output match
+every REGEX (separated by '|||'). With --kill-first, BGPROGRAM is started
+once before, killed with SIGKILL once it is waiting, and the engine must
+log that its verbs client left and give back what it held for it (its
+file descriptors and shared-memory mappings, counted in /proc, return to
+what they were before it started); then BGPROGRAM starts again and the
+test goes on as above.
 """
 import os
 import re
@@ -23,7 +38,74 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+
+
+class Output:
+    """What a process prints (stdout and stderr), read line by line as it comes."""
+
+    def __init__(self, stream):
+        self.lines = []
+        self.done = False
+        self.cond = threading.Condition()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream):
+        for line in stream:
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.done = True
+            self.cond.notify_all()
+
+    def wait_for(self, pattern, timeout):
+        """Whether a line matches pattern within timeout seconds (False at the end of the output)."""
+        deadline = time.time() + timeout
+        seen = 0
+        with self.cond:
+            while True:
+                for line in self.lines[seen:]:
+                    if re.search(pattern, line.rstrip("\n")):
+                        return True
+                seen = len(self.lines)
+                if self.done or time.time() >= deadline:
+                    return False
+                self.cond.wait(deadline - time.time())
+
+    def text(self, timeout=0):
+        """Everything printed so far, once the output has ended or timeout seconds passed."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.done, timeout)
+            return "".join(self.lines)
+
+
+def listening(pid):
+    """Whether process pid has a TCP socket in the LISTEN state."""
+    sockets = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                sockets.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except OSError:
+                pass
+    except OSError:
+        return False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for row in f.readlines()[1:]:
+                cols = row.split()
+                if cols[3] == "0A" and f"socket:[{cols[9]}]" in sockets:
+                    return True
+    return False
+
+
+def engine_holds(pid):
+    """The engine's open file descriptors and shared-memory (memfd) mappings."""
+    with open(f"/proc/{pid}/maps") as f:
+        mappings = sum("/memfd:" in line for line in f)
+    return len(os.listdir(f"/proc/{pid}/fd")), mappings
 
 
 def main():
@@ -42,12 +124,14 @@ def main():
         c = options.index("--count")
         count = (options[c + 1], int(options[c + 2]))
     nodes = node.split(",")
-    background, wait_for = None, None
+    background, wait_for, bg_expect = None, None, None
     if "--background" in options:
         b = options.index("--background")
         w = options.index("--wait-for")
         background = options[b + 1:w]
         wait_for = options[w + 1]
+        if "--background-expect" in options:
+            bg_expect = options[options.index("--background-expect") + 1]
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "ibfab.sock")
         capture = os.path.join(tmp, "capture.erf")
@@ -55,51 +139,85 @@ def main():
                                  + (["--sm", "none"] if sm_none else [])
                                  + (["--pcap", capture] if pcap_expect else []),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        served = Output(serve.stdout)
+        bg = None
         try:
-            deadline = time.time() + 60
-            lines = []
-            while time.time() < deadline:
-                line = serve.stdout.readline()
-                if not line:
-                    break
-                lines.append(line)
-                if line.strip() == "ready":
-                    break
-            else:
-                print("serve did not get ready:\n" + "".join(lines))
+            if not served.wait_for("^ready$", 60):
+                print("serve did not get ready:\n" + served.text(5))
                 return 1
-            if not lines or lines[-1].strip() != "ready":
-                print("serve did not get ready:\n" + "".join(lines))
-                return 1
-            bg = None
-            if background:
-                bg = subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", background[0], "--"] + background[1:],
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
-                seen = []
+
+            def start_background():
+                p = subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", background[0], "--",
+                                      "stdbuf", "-oL"] + background[1:],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
+                out = Output(p.stdout)
+                if not out.wait_for(wait_for, 60):
+                    p.kill()
+                    print(f"{background[1]} never printed {wait_for}:\n" + out.text(10)[-3000:])
+                    return None, None
                 deadline = time.time() + 60
-                while time.time() < deadline:
-                    line = bg.stdout.readline()
-                    if not line:
-                        break
-                    seen.append(line)
-                    if re.search(wait_for, line):
-                        break
-                else:
-                    seen.append("(timed out)\n")
-                if not seen or not re.search(wait_for, seen[-1]):
-                    print(f"{background[1]} never printed {wait_for}:\n" + "".join(seen[-30:]))
-                    bg.kill()
+                while "--listening" in options and not listening(p.pid):
+                    if p.poll() is not None or time.time() > deadline:
+                        p.kill()
+                        print(f"{background[1]} never listened on TCP:\n" + out.text(10)[-3000:])
+                        return None, None
+                    time.sleep(0.05)
+                return p, out
+
+            if background and "--kill-first" in options:
+                before = engine_holds(serve.pid)
+                bg, _ = start_background()
+                if not bg:
+                    return 1
+                during = engine_holds(serve.pid)
+                bg.kill()
+                bg.wait()
+                left = f"client pid {bg.pid} left {background[0]} \\(verbs\\)"
+                if not served.wait_for(left, 10):
+                    print(served.text(1)[-3000:])
+                    print(f"the engine never logged: {left}")
+                    return 1
+                deadline = time.time() + 10
+                while engine_holds(serve.pid) != before and time.time() < deadline:
+                    time.sleep(0.05)
+                after = engine_holds(serve.pid)
+                print(f"the engine's file descriptors and memfd mappings: {before} before {background[1]}, "
+                      f"{during} while it waited, {after} once it was killed")
+                if during[0] <= before[0] or during[1] <= before[1] or after != before:
+                    print("the engine did not give back what it held for the killed program")
+                    return 1
+            bgout = None
+            if background:
+                bg, bgout = start_background()
+                if not bg:
                     return 1
             runs = [subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", nodes[i % len(nodes)], "--"] + program,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                     for i in range(copies)]
-            outputs = [r.communicate(timeout=120)[0] for r in runs]
+            try:
+                outputs = [r.communicate(timeout=90)[0] for r in runs]
+            except subprocess.TimeoutExpired:
+                for r in runs:
+                    r.kill()
+                    print(r.communicate()[0][-20000:])
+                print(f"{program[0]} did not finish within 90 s")
+                return 1
+            bg_status = None
             if bg:
-                bg.send_signal(signal.SIGTERM)
-                try:
-                    bg.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    bg.kill()
+                if bg_expect and all(r.returncode == 0 for r in runs):
+                    try:
+                        bg_status = bg.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        pass
+                if bg.poll() is None:
+                    bg.send_signal(signal.SIGTERM)
+                    try:
+                        bg.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        bg.kill()
+            if bg_expect:
+                bg_text = bgout.text(10)
+                print(f"{background[1]} on {background[0]}:\n" + bg_text[-20000:])
             for r, out in zip(runs, outputs):
                 if r.returncode != 0:
                     print(out[-20000:])
@@ -110,6 +228,15 @@ def main():
                         print(out[-20000:])
                         print(f"output does not match: {pattern}")
                         return 1
+            if bg_expect:
+                if bg_status != 0:
+                    print(f"{background[1]} exited {bg_status}" if bg_status is not None
+                          else f"{background[1]} did not exit within 60 s")
+                    return 1
+                for pattern in bg_expect.split("|||"):
+                    if not re.search(pattern, bg_text, re.MULTILINE):
+                        print(f"{background[1]}'s output does not match: {pattern}")
+                        return 1
             if count:
                 got = sum(1 for line in outputs[0].splitlines() if re.search(count[0], line))
                 if got != count[1]:
@@ -117,7 +244,7 @@ def main():
                     print(f"{got} lines match {count[0]}, not {count[1]}")
                     return 1
             print(outputs[0][-20000:])
-            print(f"{copies} run(s) passed")
+            print(f"{copies} run(s) passed" + (f", and {background[1]} on {background[0]} too" if bg_expect else ""))
             if pcap_expect:
                 serve.send_signal(signal.SIGTERM)
                 serve.wait(timeout=10)
@@ -130,6 +257,8 @@ def main():
                 print("the capture shows it")
             return 0
         finally:
+            if bg and bg.poll() is None:
+                bg.kill()
             serve.send_signal(signal.SIGTERM)
             try:
                 serve.wait(timeout=10)
