@@ -204,7 +204,10 @@ bool VerbsService::Cq::push(const Cqe& e, bool solicited) {
   ring_->entries()[head_ & (depth_ - 1)] = e;
   ring_->head.value.store(++head_, std::memory_order_release);
   // A completion event for an armed CQ: any completion for "next", a
-  // solicited one or an error for "solicited only".
+  // solicited one or an error for "solicited only". The fence pairs with
+  // the client's after it arms: either this sees the arm, or the client's
+  // poll after arming sees this completion; never neither.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   uint32_t armed = ring_->armed.value.load(std::memory_order_acquire);
   const bool fire = armed == CqRing::kArmNext ||
                     (armed == CqRing::kArmSolicited && (solicited || e.status != IBV_WC_SUCCESS));

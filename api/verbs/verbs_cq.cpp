@@ -111,7 +111,9 @@ int req_notify_cq(ibv_cq* cq_, int solicited_only) {
   if (!cq_) return EINVAL;
   Cq& cq = *Cq::from(cq_);
   if (!cq.cq()->channel) return EINVAL;
-  cq.ring->armed.value.store(solicited_only ? CqRing::kArmSolicited : CqRing::kArmNext, std::memory_order_release);
+  cq.ring->armed.value.store(solicited_only ? CqRing::kArmSolicited : CqRing::kArmNext, std::memory_order_seq_cst);
+  // Pairs with the engine's fence after it writes a CQE (see Cq::push).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   return 0;
 }
 

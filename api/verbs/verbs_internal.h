@@ -27,9 +27,9 @@ inline constexpr uint32_t kMaxSge = 32;
 inline constexpr uint32_t kMaxInline = 512;
 inline constexpr uint32_t kMaxMcastGroups = 2048;       // fabric::Hca::kMaxMcastGroups
 inline constexpr uint32_t kMaxQpsPerMcastGroup = 240;   // fabric::Hca::kMaxQpsPerMcastGroup
-inline constexpr uint32_t kVendorId = 0xFFFFFF;         // as rxe: no silicon vendor
+inline constexpr uint32_t kVendorId = 0x02C9;           // the OUI of the node GUIDs (NodeInfo.VendorID)
 inline constexpr uint32_t kVendorPartId = 0x1BFA;       // not a ConnectX id: perftest stays on ibv_post_send
-inline constexpr uint32_t kHwVer = 1;
+inline constexpr uint32_t kHwVer = 0;  // as umad_get_ca reports it
 inline constexpr const char* kFwVer = "1.0.0";
 inline constexpr const char* kBoardId = "IBFAB_0001";
 
