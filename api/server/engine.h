@@ -52,7 +52,7 @@ struct EngineOptions {
   std::string sm_node;            // default: the first host
   sim::Time lookahead = sim::Time::ms(50);
   std::string pcap;               // capture every packet on every link here (ERF records; "" = none)
-  int64_t rx_grace_us = 2000;     // VerbsService::set_rx_grace_ns (0: hardware's drop at once)
+  int64_t rx_grace_us = 10000;    // VerbsService::set_rx_grace_ns (0: hardware's drop at once)
   std::function<void(const std::string&)> log;  // one line per client event; may be empty
 };
 

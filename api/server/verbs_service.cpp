@@ -101,7 +101,9 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
 
  private:
   // A message that found no receive posted, waiting (up to the service's
-  // receive grace) for one.
+  // receive grace) for one; at most kHeldPerReceive times the receive
+  // queue's depth wait.
+  static constexpr std::size_t kHeldPerReceive = 4;
   struct Held {
     Cqe cqe;
     bool solicited = false;
@@ -333,7 +335,7 @@ bool VerbsService::Qp::on_receive(const fabric::UdMessage& m) {
   // No receive posted (or older messages wait): held for the grace, if any
   // and if the QP's receive queue could take it, else dropped and counted.
   const int64_t grace = ctx_.service().rx_grace_ns();
-  if (grace <= 0 || held_.size() >= req_.rq_depth) return false;
+  if (grace <= 0 || held_.size() >= kHeldPerReceive * req_.rq_depth) return false;
   Held h;
   h.cqe = c;
   h.solicited = m.solicited;

@@ -36,7 +36,7 @@ class Commands {
   bool seed_given_ = false;
   // serve / exec
   std::string socket_, sm_ = "builtin", sm_node_, node_;
-  int64_t rx_grace_us_ = 2000;
+  int64_t rx_grace_us_ = 10000;
   std::vector<std::string> command_;
 };
 
