@@ -178,6 +178,32 @@ TEST_F(VerbsQp, CreateChecksItsArguments) {
   EXPECT_EQ(ibv_destroy_qp(qp), 0);
 }
 
+TEST_F(VerbsQp, ObjectsOfAnotherContextOrNullAreRefused) {
+  Host other(1);
+  ASSERT_TRUE(other.ok());
+  ibv_qp_init_attr a{};
+  a.send_cq = a.recv_cq = other.cq;  // another device's CQ
+  a.qp_type = IBV_QPT_UD;
+  a.cap.max_send_wr = a.cap.max_recv_wr = 1;
+  errno = 0;
+  EXPECT_EQ(ibv_create_qp(h_.pd, &a), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(ibv_create_qp(h_.pd, nullptr), nullptr);
+  EXPECT_EQ(ibv_create_qp(nullptr, &a), nullptr);
+  EXPECT_EQ(ibv_modify_qp(nullptr, nullptr, IBV_QP_STATE), EINVAL);
+  EXPECT_EQ(ibv_attach_mcast(nullptr, &h_.gid, 0xC001), EINVAL);
+  EXPECT_EQ(ibv_attach_mcast(h_.qp, nullptr, 0xC001), EINVAL);
+  EXPECT_EQ(ibv_create_ah(h_.pd, nullptr), nullptr);
+  ibv_ah_attr multicast_without_grh{};
+  multicast_without_grh.dlid = 0xC001;
+  multicast_without_grh.port_num = 1;
+  EXPECT_EQ(ibv_create_ah(h_.pd, &multicast_without_grh), nullptr);  // an MLID needs the GRH naming the group
+  EXPECT_EQ(ibv_create_cq(h_.ctx, 0, nullptr, nullptr, 0), nullptr);
+  EXPECT_EQ(ibv_create_cq(h_.ctx, 4, nullptr, nullptr, 5), nullptr);  // past num_comp_vectors
+  EXPECT_EQ(ibv_destroy_qp(nullptr), EINVAL);
+  EXPECT_EQ(ibv_dereg_mr(nullptr), EINVAL);
+}
+
 TEST_F(VerbsQp, ObjectsInUseCannotBeDestroyed) {
   EXPECT_EQ(ibv_destroy_cq(h_.cq), EBUSY);  // the QP completes there
   ibv_comp_channel* ch = ibv_create_comp_channel(h_.ctx);
