@@ -24,11 +24,6 @@ using rings::SendWqe;
 
 namespace {
 
-template <class T>
-std::optional<T> request_of(std::span<const uint8_t> msg, MsgType type) {
-  return body_as<T>(msg, type);
-}
-
 // Writes a record on a non-blocking socket the client reads; a client
 // that does not read loses records, never the engine its time.
 void write_record(int fd, const void* data, std::size_t size) {
@@ -91,7 +86,6 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   uint32_t qpn() const { return qpn_; }
   uint8_t state() const { return state_; }
   void set_state(uint8_t s);
-  bool uses(const Cq* cq) const { return scq_ == cq || rcq_ == cq; }
   Cq* send_cq() const { return scq_; }
   Cq* recv_cq() const { return rcq_; }
   // Sends what was posted, or flushes it in the error state, and places
@@ -388,25 +382,25 @@ bool VerbsService::Qp::place_held() {
 int64_t VerbsContext::handle(MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds) {
   switch (type) {
     case MsgType::CreateChannel:
-      if (!request_of<CreateChannel>(msg, type)) break;
+      if (!body_as<CreateChannel>(msg, type)) break;
       return create_channel(fds);
     case MsgType::CreateCq:
-      if (auto r = request_of<CreateCq>(msg, type)) return create_cq(*r, fds);
+      if (auto r = body_as<CreateCq>(msg, type)) return create_cq(*r, fds);
       break;
     case MsgType::CreateQp:
-      if (auto r = request_of<CreateQp>(msg, type)) return create_qp(*r, fds);
+      if (auto r = body_as<CreateQp>(msg, type)) return create_qp(*r, fds);
       break;
     case MsgType::ModifyQp:
-      if (auto r = request_of<ModifyQp>(msg, type)) return modify_qp(*r);
+      if (auto r = body_as<ModifyQp>(msg, type)) return modify_qp(*r);
       break;
     case MsgType::DestroyChannel:
     case MsgType::DestroyCq:
     case MsgType::DestroyQp:
-      if (auto r = request_of<DestroyObject>(msg, type)) return destroy(type, r->handle);
+      if (auto r = body_as<DestroyObject>(msg, type)) return destroy(type, r->handle);
       break;
     case MsgType::AttachMcast:
     case MsgType::DetachMcast:
-      if (auto r = request_of<McastRequest>(msg, type)) return mcast(type, *r);
+      if (auto r = body_as<McastRequest>(msg, type)) return mcast(type, *r);
       break;
     default:
       break;
