@@ -3,6 +3,7 @@
 // SONAME, its version definitions and its defined dynamic symbols. For the
 // ABI tests of the drop-in libraries (umad_abi_test, verbs_abi_test).
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -17,6 +18,23 @@ struct Export {
   const char* name;
   const char* node;
 };
+
+// The name -> node map of an export list, as DynamicSymbols::defaults holds
+// them.
+template <std::size_t N>
+std::map<std::string, std::string> defaults_of(const Export (&exports)[N]) {
+  std::map<std::string, std::string> defaults;
+  for (const Export& e : exports) defaults[e.name] = e.node;
+  return defaults;
+}
+
+// The nodes of a node -> parent map, as DynamicSymbols::unversioned holds
+// them.
+inline std::set<std::string> node_names_of(const std::map<std::string, std::string>& nodes) {
+  std::set<std::string> names;
+  for (const auto& [node, parent] : nodes) names.insert(node);
+  return names;
+}
 
 // The standard output of a shell command ("" if it cannot run).
 inline std::string run(const std::string& command) {

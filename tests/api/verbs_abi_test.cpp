@@ -199,17 +199,9 @@ const std::map<std::string, std::string> kNodes = {
     {"IBVERBS_PRIVATE_34", ""},
 };
 
-std::map<std::string, std::string> expected_defaults() {
-  std::map<std::string, std::string> expected;
-  for (const Export& e : kExports) expected[e.name] = e.node;
-  return expected;
-}
+std::map<std::string, std::string> expected_defaults() { return ibfab::testing::defaults_of(kExports); }
 
-std::set<std::string> node_names() {
-  std::set<std::string> names;
-  for (const auto& [node, parent] : kNodes) names.insert(node);
-  return names;
-}
+std::set<std::string> node_names() { return ibfab::testing::node_names_of(kNodes); }
 
 TEST(VerbsAbi, SonameIsLibibverbsSo1) {
   EXPECT_EQ(ibfab::testing::soname(IBFAB_VERBS_LIBRARY), "libibverbs.so.1");
