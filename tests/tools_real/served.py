@@ -18,10 +18,10 @@ output must match REGEX. With --copies N, N copies of PROGRAM run
 at once, on the hosts of NODE (a comma-separated list) in turn, and each
 must pass, within 90 s. Everything is stopped with SIGTERM afterwards.
 
-BGPROGRAM runs under `stdbuf -oL`, so that what it prints reaches the pipe
-line by line (ibv_ud_pingpong and perftest print their banners with
-printf and wait for a client without flushing). With --listening, the
-wait goes on until BGPROGRAM also has a TCP socket listening: those servers
+With --listening, BGPROGRAM runs under `stdbuf -oL`, so that what it
+prints reaches the pipe line by line (ibv_ud_pingpong and perftest print
+their banners with printf and wait for a client without flushing), and
+the wait goes on until it also has a TCP socket listening: those servers
 print the banner just before they listen, and a client that came in
 between would find no one. With --background-expect, BGPROGRAM must then
 exit by itself, 0, within 60 s of PROGRAM's end, and its output match
@@ -147,8 +147,11 @@ def main():
                 return 1
 
             def start_background():
-                p = subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", background[0], "--",
-                                      "stdbuf", "-oL"] + background[1:],
+                # Line buffering only for the servers that need it: OpenSM's
+                # -d2 log written a line at a time would slow it down.
+                line_buffered = ["stdbuf", "-oL"] if "--listening" in options else []
+                p = subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", background[0], "--"]
+                                     + line_buffered + background[1:],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
                 out = Output(p.stdout)
                 if not out.wait_for(wait_for, 60):
