@@ -133,6 +133,10 @@ def main():
         if "--background-expect" in options:
             bg_expect = options[options.index("--background-expect") + 1]
     with tempfile.TemporaryDirectory() as tmp:
+        # OpenSM's cache (guid2lid, neighbors) of this run only: what another
+        # fabric left in /var/cache/opensm must not steer this one.
+        os.environ["OSM_CACHE_DIR"] = tmp
+        os.environ["OSM_TMP_DIR"] = tmp
         sock = os.path.join(tmp, "ibfab.sock")
         capture = os.path.join(tmp, "capture.erf")
         serve = subprocess.Popen([ibfab, "serve", "--topology", topology, "--socket", sock]
