@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ibfab::testing {
 
@@ -83,6 +84,23 @@ inline DynamicSymbols dynamic_symbols(const std::string& library) {
       symbols.others.emplace(name.substr(0, at), name.substr(at + 1));
   }
   return symbols;
+}
+
+// What differs between a library's default-version exports and the
+// expected name -> node map: a name missing, at another node, or exported
+// though not expected (a helper leaking out of -fvisibility=hidden or the
+// version script). One message each; empty when they agree.
+inline std::vector<std::string> export_mismatches(const DynamicSymbols& symbols,
+                                                  const std::map<std::string, std::string>& expected) {
+  std::vector<std::string> out;
+  for (const auto& [name, node] : expected) {
+    auto it = symbols.defaults.find(name);
+    if (it == symbols.defaults.end()) out.push_back(name + "@@" + node + " is not exported");
+    else if (it->second != node) out.push_back(name + " is at " + it->second + ", not " + node);
+  }
+  for (const auto& [name, node] : symbols.defaults)
+    if (!expected.count(name)) out.push_back("unexpected export " + name + "@@" + node);
+  return out;
 }
 
 // A library's version definitions, node -> the node it inherits from ("" for
