@@ -127,20 +127,21 @@ std::string Session::node_of(const std::string& name) {
 }
 
 std::vector<DeviceEntry> Session::devices() {
-  std::vector<DeviceEntry> out;
-  if (!node_.empty()) out.push_back({"ibfab0", node_});
-  if (!embedded_) return out;
-  auto r = std::make_unique<api::HostsReply>();
-  for (uint32_t first = 0;; first += r->count) {
-    const api::ListHosts req{first};
-    if (request(api::MsgType::ListHosts, &req, sizeof req, api::MsgType::HostsReply, r.get(), sizeof *r) != 0) break;
-    for (uint32_t i = 0; i < r->count && i < api::kHostsPerReply; ++i) {
-      std::string host(r->names[i], strnlen(r->names[i], api::kNodeNameSize));
-      if (host != node_) out.push_back({"ibfab" + std::to_string(out.size()), std::move(host)});
+  std::call_once(devices_once_, [this] {
+    if (!node_.empty()) devices_.push_back({"ibfab0", node_});
+    if (!embedded_) return;
+    auto r = std::make_unique<api::HostsReply>();
+    for (uint32_t first = 0;; first += r->count) {
+      const api::ListHosts req{first};
+      if (request(api::MsgType::ListHosts, &req, sizeof req, api::MsgType::HostsReply, r.get(), sizeof *r) != 0) break;
+      for (uint32_t i = 0; i < r->count && i < api::kHostsPerReply; ++i) {
+        std::string host(r->names[i], strnlen(r->names[i], api::kNodeNameSize));
+        if (host != node_) devices_.push_back({"ibfab" + std::to_string(devices_.size()), std::move(host)});
+      }
+      if (r->count == 0 || first + r->count >= r->total) break;
     }
-    if (r->count == 0 || first + r->count >= r->total) break;
-  }
-  return out;
+  });
+  return devices_;
 }
 
 int Session::open_mad_port(uint8_t port, uint32_t& handle, const std::string& node) {

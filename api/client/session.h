@@ -43,6 +43,7 @@ class Session {
   // The HCAs this process sees. Served: its host's, "ibfab0". Embedded
   // (IBFAB_TOPOLOGY): every host's, IBFAB_NODE's first (if set), then the
   // others in the topology's order, "ibfab0", "ibfab1", ...
+  // Asked once: the hosts of a fabric do not change.
   std::vector<DeviceEntry> devices();
   // The host's HCA (or `node`'s) as the engine sees it now; nullopt if the
   // engine is gone or has no such host.
@@ -70,6 +71,8 @@ class Session {
   std::string node_;
   std::string socket_;
   bool embedded_;
+  std::once_flag devices_once_;
+  std::vector<DeviceEntry> devices_;
 };
 
 // The in-process transport (IBFAB_TOPOLOGY): starts an engine for

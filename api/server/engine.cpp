@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
-#include <set>
 #include <stdexcept>
 
 #include "api/server/rmpp_receiver.h"
@@ -279,8 +278,11 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
     if (max_wait_ms > 0 && ++spin_rounds_ % kSocketRounds != 0) return;
     wait_ms = 0;
   }
-  const bool sleeping = wait_ms > 0 && verbs_.has_qps() && verbs_.prepare_to_sleep();
-  if (wait_ms > 0 && verbs_.has_qps() && !sleeping) wait_ms = 0;
+  bool sleeping = false;
+  if (wait_ms > 0) {
+    sleeping = verbs_.prepare_to_sleep();
+    if (!sleeping) wait_ms = 0;  // work arrived meanwhile
+  }
   std::vector<pollfd>& fds = pollfds_;  // kept between rounds: no allocation per round
   fds.clear();
   fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
@@ -303,10 +305,10 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   }
 }
 
-void Engine::update_spin() {
-  std::set<uint32_t> processes(verbs_pids_);
-  processes.insert(static_cast<uint32_t>(::getpid()));
-  spin_ = processes.size() <= static_cast<std::size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+void Engine::count_verbs_client(uint32_t pid, int delta) {
+  if ((verbs_clients_[pid] += delta) <= 0) verbs_clients_.erase(pid);
+  const std::size_t processes = verbs_clients_.size() + (verbs_clients_.count(static_cast<uint32_t>(::getpid())) ? 0 : 1);
+  spin_ = processes <= static_cast<std::size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
 void Engine::adopt(int fd) {
@@ -450,8 +452,7 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
   r.handle = c.handle;
   if (c.kind == ConnectionKind::Verbs) {
     c.verbs = verbs_.open(*hca, fds.take(0));
-    verbs_pids_.insert(c.pid);
-    update_spin();
+    count_verbs_client(c.pid, +1);
     const int give[] = {verbs_.doorbell_fd(), verbs_.page_fd()};
     if (send_message(c.fd, MsgType::HelloReply, &r, sizeof r, {}, give) != 0) return false;
   } else {
@@ -605,16 +606,12 @@ void Engine::close_connection(int fd) {
   else if (c.greeted && c.hca)
     log(c.who() + " left " + c.hca->name() + (c.verbs ? " (verbs)" : ""));
   c.agents.clear();
-  if (c.verbs) verbs_.close(c.verbs);
-  ::close(fd);
-  const uint32_t pid = c.pid;
-  const bool verbs = c.verbs != nullptr;
-  connections_.erase(it);
-  if (verbs && std::none_of(connections_.begin(), connections_.end(),
-                            [&](const auto& o) { return o.second->verbs && o.second->pid == pid; })) {
-    verbs_pids_.erase(pid);
-    update_spin();
+  if (c.verbs) {
+    verbs_.close(c.verbs);
+    count_verbs_client(c.pid, -1);
   }
+  ::close(fd);
+  connections_.erase(it);
 }
 
 }  // namespace ibfab::api

@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -137,8 +136,8 @@ class Engine {
   // Spinning: verbs work keeps the engine awake for kSpinNs, but only while
   // each process using verbs (and the engine's) can have a core of its own;
   // on fewer cores, spinning would only take them from busy-polling clients.
-  void update_spin();
-  std::set<uint32_t> verbs_pids_;
+  void count_verbs_client(uint32_t pid, int delta);  // a verbs connection of `pid` opened (+1) or closed (-1)
+  std::map<uint32_t, int> verbs_clients_;              // verbs connections per client process
   bool spin_ = false;
   static constexpr int64_t kSpinNs = 100'000;
   static constexpr uint32_t kSocketRounds = 16; // rounds between socket polls while it does

@@ -52,13 +52,11 @@ std::vector<Device*>& devices() {
 
 Device* device_of(ibv_device* d) { return reinterpret_cast<Device*>(d); }
 
-// The node GUID, asked once per device (a context-less query).
+// The node GUID, asked once per device over the session (no context needed).
 uint64_t node_guid(Device& d) {
   if (d.guid) return d.guid;
-  client::VerbsLink link;
   client::Session* s = client::Session::get();
-  api::NodeReply n;
-  if (s && link.open(s->socket(), d.node) == 0 && link.query_node(n) == 0) d.guid = n.node_guid;
+  if (const std::optional<api::NodeReply> n = s ? s->query_node(d.node) : std::nullopt) d.guid = n->node_guid;
   return d.guid;
 }
 
