@@ -12,7 +12,9 @@
 //     and a MAD never waits behind a reply;
 //   - verbs: one per ibv_open_device; request/reply for the verbs objects
 //     (verbs_protocol.h). Their data path does not use the socket: it runs
-//     through rings in shared memory (verbs_rings.h).
+//     through rings in shared memory (verbs_rings.h);
+//   - connection manager: one per process using librdmacm; request/reply
+//     for rdma_cm ids (cm_protocol.h), events on sockets of their own.
 // A connection that sends anything malformed gets an Error and is closed;
 // nothing else changes.
 #include <infiniband/umad.h>
@@ -60,7 +62,26 @@ enum class MsgType : uint16_t {
   AttachMcast,
   DetachMcast,
   VerbsReply,
-  kLast = VerbsReply,
+  // The connection manager's requests (cm_protocol.h), each answered by a
+  // CmReply.
+  CmCreateChannel,
+  CmDestroyChannel,
+  CmCreateId,
+  CmDestroyId,
+  CmMigrateId,
+  CmBindAddr,
+  CmResolveAddr,
+  CmResolveRoute,
+  CmListen,
+  CmConnect,
+  CmAccept,
+  CmReject,
+  CmJoin,
+  CmLeave,
+  CmQueryId,
+  CmInitQpAttr,
+  CmReply,
+  kLast = CmReply,
 };
 
 struct MsgHeader {
@@ -69,7 +90,7 @@ struct MsgHeader {
   uint32_t length = 0;  // body bytes after this header
 };
 
-enum class ConnectionKind : uint8_t { Control = 0, MadPort = 1, Verbs = 2 };
+enum class ConnectionKind : uint8_t { Control = 0, MadPort = 1, Verbs = 2, Cm = 3 };
 
 struct Hello {
   uint32_t version = kProtocolVersion;

@@ -38,6 +38,7 @@
 #include "api/client/seqpacket.h"
 #include "api/server/verbs_service.h"
 #include "fabric/model/fabric.h"
+#include "fabric/topology/address_plan.h"
 #include "fabric/topology/topology.h"
 #include "fabric/wire/pcap_writer.h"
 #include "sim/simulator.h"
@@ -52,6 +53,9 @@ struct EngineOptions {
   sim::Time lookahead = sim::Time::ms(50);
   std::string pcap;               // capture every packet on every link here (ERF records; "" = none)
   int64_t rx_grace_us = 10000;    // VerbsService::set_rx_grace_ns (0: hardware's drop at once)
+  topo::AddressOptions addresses; // the ports' IP addresses and the hosts' routes (rdma_cm)
+  bool every_host_local = false;  // rdma_cm: any host's address is local to every client (embedded)
+  bool sa_send_only_full = true;  // the built-in SA understands JoinState 0x8 (sm::McastOptions)
   std::function<void(const std::string&)> log;  // one line per client event; may be empty
 };
 
