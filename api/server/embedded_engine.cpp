@@ -24,6 +24,7 @@ std::string start_embedded(const std::string& topology, std::string& why) {
   try {
     EngineOptions o;
     o.topology = topology;
+    o.every_host_local = true;  // one process: every host is its own
     if (const char* grace = std::getenv("IBFAB_RX_GRACE_US"); grace && *grace) o.rx_grace_us = std::atoll(grace);
     auto* engine = new Engine(o);  // lives as long as the process
     if (const std::string e = engine->bring_up(); !e.empty()) {

@@ -14,6 +14,7 @@
 
 #include "api/server/rmpp_receiver.h"
 #include "api/client/seqpacket.h"
+#include "api/client/cm_protocol.h"
 #include "api/client/verbs_protocol.h"
 #include "fabric/model/hca.h"
 #include "fabric/topology/topology_spec.h"
@@ -74,6 +75,7 @@ struct Engine::Connection {
   uint32_t pid = 0;
   fabric::Hca* hca = nullptr;  // null for a control session that names no host
   VerbsContext* verbs = nullptr;  // a verbs connection's objects
+  CmService::Client* cm = nullptr;  // a connection manager's ids
   uint8_t port = 0;
   uint32_t handle = 0;
   std::vector<std::unique_ptr<UmadAgent>> agents;  // index = the client's agent id (null: unregistered)
@@ -198,8 +200,11 @@ class Engine::UmadAgent final : public fabric::MadAgent {
 };
 
 Engine::Engine(EngineOptions options)
-    : options_(std::move(options)), topology_(topo::load_topology(options_.topology)) {
+    : options_(std::move(options)),
+      topology_(topo::load_topology(options_.topology)),
+      addresses_(topology_, options_.addresses) {
   fabric_ = std::make_unique<fabric::Fabric>(sim_, topology_);
+  cm_ = std::make_unique<CmService>(*fabric_, addresses_, options_.every_host_local);
   for (uint32_t i = 0; i < fabric_->node_count(); ++i)
     if (!fabric_->node(i).is_switch()) hosts_.push_back(static_cast<fabric::Hca*>(&fabric_->node(i)));
   verbs_.set_rx_grace_ns(options_.rx_grace_us * 1000);
@@ -217,16 +222,20 @@ Engine::Engine(EngineOptions options)
     if (hosts_.empty()) throw std::invalid_argument("the topology has no host for the SM");
     host = hosts_.front();
   }
-  sm_ = std::make_unique<sm::SubnetManager>(*host, 1, sm::SmOptions{});
+  sm::SmOptions sm_options;
+  sm_options.groups.send_only_full_member = options_.sa_send_only_full;
+  sm_ = std::make_unique<sm::SubnetManager>(*host, 1, sm_options);
 }
 
 Engine::~Engine() {
   for (auto& [fd, c] : connections_) {
     c->agents.clear();
     if (c->verbs) verbs_.close(c->verbs);
+    if (c->cm) cm_->close(c->cm);
     ::close(fd);
   }
   connections_.clear();
+  cm_.reset();
   sm_.reset();
   fabric_.reset();
 }
@@ -240,7 +249,16 @@ std::string Engine::bring_up() {
     if (!next || *next > limit) break;
     sim_.step();
   }
-  return sm_->subnet_up() ? "" : "the subnet did not come up: " + sm_->last_sweep().error;
+  if (!sm_->subnet_up()) return "the subnet did not come up: " + sm_->last_sweep().error;
+  // Then IPoIB: every Active port joins its broadcast group, as the hosts'
+  // ipoib drivers would before any application starts.
+  const sim::Time ipoib_limit = sim_.now() + sim::Time::s(60);
+  while (!cm_->ipoib_settled() && sim_.now() < ipoib_limit) {
+    const std::optional<sim::Time> next = sim_.next_time();
+    if (!next || *next > ipoib_limit) break;
+    sim_.step();
+  }
+  return "";
 }
 
 std::vector<std::string> Engine::ud_drops() const {
@@ -268,6 +286,7 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   // Verbs work: while there is some, or was within kSpin, the engine does
   // not sleep, and looks at its sockets only every kSocketRounds rounds.
   const bool busy = verbs_.run_rings();
+  if (cm_->backlog()) cm_->flush();
   const int64_t now = wall_ns();
   if (busy) last_verbs_work_ns_ = now;
   const bool spinning = spin_ && verbs_.has_qps() && now - last_verbs_work_ns_ < kSpinNs;
@@ -397,6 +416,11 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fd
   if (!type) return refuse(c, EPROTO, "not a protocol message");
   if (!c.greeted)
     return *type == MsgType::Hello ? hello(c, msg, fds) : refuse(c, EPROTO, "the first message must be Hello");
+  if (c.kind == ConnectionKind::Cm && *type >= MsgType::CmCreateChannel && *type < MsgType::CmReply) {
+    const CmReply r = cm_->handle(*c.cm, *type, msg, fds);
+    post(c, MsgType::CmReply, &r, sizeof r);
+    return true;
+  }
   if (c.kind == ConnectionKind::Verbs && *type >= MsgType::CreateChannel && *type < MsgType::VerbsReply) {
     VerbsReply r;
     r.value = verbs_.handle(*c.verbs, *type, msg, fds);
@@ -431,12 +455,12 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fd
 
 bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds) {
   const std::optional<Hello> h = body_as<Hello>(msg, MsgType::Hello);
-  if (!h || h->version != kProtocolVersion || h->kind > ConnectionKind::Verbs)
+  if (!h || h->version != kProtocolVersion || h->kind > ConnectionKind::Cm)
     return refuse(c, EPROTO, "bad Hello (protocol version 1 expected)");
   const std::string node(h->node, strnlen(h->node, sizeof h->node));
   HelloReply r;
   fabric::Hca* hca = fabric_->find_hca(node);
-  const bool hostless = node.empty() && h->kind == ConnectionKind::Control;
+  const bool hostless = node.empty() && (h->kind == ConnectionKind::Control || h->kind == ConnectionKind::Cm);
   if (h->kind == ConnectionKind::Verbs && fds.count != 1) return refuse(c, EPROTO, "a verbs Hello brings its async fd");
   if ((!hca && !hostless) || (h->kind == ConnectionKind::MadPort && (h->port < 1 || h->port > hca->num_ports()))) {
     r.status = -ENODEV;
@@ -450,6 +474,7 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
   c.port = h->port;
   if (c.kind == ConnectionKind::MadPort) c.handle = next_handle_++;
   r.handle = c.handle;
+  if (c.kind == ConnectionKind::Cm) c.cm = cm_->open(hca, c.pid);
   if (c.kind == ConnectionKind::Verbs) {
     c.verbs = verbs_.open(*hca, fds.take(0));
     count_verbs_client(c.pid, +1);
@@ -461,7 +486,9 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
   if (hca)
     log(c.who() + " attached to " + node +
         (c.kind == ConnectionKind::MadPort ? " (MAD port " + std::to_string(c.port) + ")"
-         : c.kind == ConnectionKind::Verbs ? " (verbs)" : ""));
+         : c.kind == ConnectionKind::Verbs ? " (verbs)"
+         : c.kind == ConnectionKind::Cm    ? " (rdma_cm)"
+                                           : ""));
   return true;
 }
 
@@ -610,6 +637,7 @@ void Engine::close_connection(int fd) {
     verbs_.close(c.verbs);
     count_verbs_client(c.pid, -1);
   }
+  if (c.cm) cm_->close(c.cm);
   ::close(fd);
   connections_.erase(it);
 }

@@ -16,8 +16,8 @@
 // when the socket is writable; nothing is dropped, except a client that
 // lets more than kMaxQueued bytes pile up, which is disconnected.
 //
-// Clients: each connection is a control session, a MAD port or a verbs
-// context (protocol.h). Verbs work posted in shared memory is taken every
+// Clients: each connection is a control session, a MAD port, a verbs
+// context or a connection manager (protocol.h). Verbs work posted in shared memory is taken every
 // round; while there is any the engine does not sleep, and when it does,
 // a client's doorbell wakes it (verbs_rings.h). A MAD port's agents are registered on its host's HCA as
 // fabric::MadAgents; what they receive goes to the port's socket. Closing
@@ -36,6 +36,7 @@
 
 #include "api/client/protocol.h"
 #include "api/client/seqpacket.h"
+#include "api/server/cm_service.h"
 #include "api/server/verbs_service.h"
 #include "fabric/model/fabric.h"
 #include "fabric/topology/address_plan.h"
@@ -92,6 +93,7 @@ class Engine {
   fabric::Fabric& fabric() { return *fabric_; }
   sim::Simulator& sim() { return sim_; }
   sm::SubnetManager* sm() { return sm_.get(); }
+  const topo::AddressPlan& addresses() const { return addresses_; }
   std::size_t clients() const { return connections_.size(); }
 
  private:
@@ -129,6 +131,8 @@ class Engine {
   wire::PcapWriter pcap_;  // outlives fabric_, which writes to it
   std::unique_ptr<fabric::Fabric> fabric_;
   std::unique_ptr<sm::SubnetManager> sm_;
+  topo::AddressPlan addresses_;
+  std::unique_ptr<CmService> cm_;                           // rdma_cm: ids, IPoIB, joins, SIDR
   std::map<int, std::unique_ptr<Connection>> connections_;  // by fd
   VerbsService verbs_;                                      // the verbs connections' objects and rings
   std::vector<fabric::Hca*> hosts_;                         // in topology order (ListHosts)

@@ -10,7 +10,12 @@
 //   IPv6 fd00:0:0:p::h/64             (a unique local /64 per port number)
 // Overrides: "NODE[:PORT]=ADDRESS[/PREFIX]" replaces the port's address of
 // that family (port 1 when none is named; the prefix defaults to 16 for
-// IPv4 and 64 for IPv6).
+// IPv4 and 64 for IPv6). NODE is a node name as the topology spells it; a
+// name that itself ends in ":DIGITS" is taken whole.
+// Past the 65534th HCA the /16 runs out: those ports have no default IPv4
+// address (ipv4 == 0; an override can give one), only IPv6.
+// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is looked up and routed as
+// the IPv4 address a.b.c.d.
 //
 // Routing (what `ip route get` would answer on the host): a destination in
 // the subnet of one of the host's ports goes out of the lowest-numbered
@@ -21,9 +26,11 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fabric/topology/topology.h"
@@ -33,7 +40,7 @@ namespace ibfab::topo {
 struct PortAddress {
   uint32_t node = 0;   // Topology::nodes() index
   uint8_t port = 0;
-  uint32_t ipv4 = 0;   // host order
+  uint32_t ipv4 = 0;   // host order; 0: no IPv4 address
   uint8_t prefix4 = 16;
   std::array<uint8_t, 16> ipv6{};
   uint8_t prefix6 = 64;
@@ -48,17 +55,21 @@ class AddressPlan {
  public:
   AddressPlan() = default;
   // Throws std::invalid_argument naming the bad override (unknown node or
-  // port, not an address, a prefix out of range, an address given twice).
+  // port, not an address, a prefix out of range, an address given twice),
+  // or for a multicast route port other than 1..kMaxHcaPorts. O(ports +
+  // overrides).
   AddressPlan(const Topology& topology, const AddressOptions& options);
 
-  // The port carrying `addr` (AF_INET or AF_INET6), or nullptr.
+  // The port carrying `addr` (AF_INET or AF_INET6), or nullptr. O(1).
   const PortAddress* find(const sockaddr* addr) const;
-  // Port `port` of node `node`, or nullptr (a switch, no such port).
+  // Port `port` of node `node`, or nullptr (a switch, no such port). O(1).
   const PortAddress* of(uint32_t node, uint8_t port) const;
   // The port of `node` a packet to `dst` leaves by, or nullopt (no route).
+  // O(ports of the node).
   std::optional<uint8_t> route(uint32_t node, const sockaddr* dst) const;
 
-  // Every port's addresses, one line each: "NODE PORT IPV4/LEN IPV6/LEN".
+  // Every port's addresses, one line each: "NODE PORT IPV4/LEN IPV6/LEN"
+  // ("-" for a port without an IPv4 address).
   std::vector<std::string> lines(const Topology& topology) const;
   const std::vector<PortAddress>& ports() const { return ports_; }
 
@@ -67,9 +78,19 @@ class AddressPlan {
   static std::string ipv6_text(const std::array<uint8_t, 16>& a);
 
  private:
+  struct Ipv6Hash {
+    std::size_t operator()(const std::array<uint8_t, 16>& a) const;
+  };
+  // Indexes ports_ by address; throws (naming the override in `sources`
+  // that made the two ports share one) when an address is taken twice.
+  void index(const Topology& topology, const std::vector<std::string>& overrides,
+             const std::unordered_map<uint64_t, std::size_t>& sources);
+
   std::vector<PortAddress> ports_;          // by (node, port), nodes in topology order
   std::vector<uint32_t> first_;             // node -> first index in ports_ (+ count via next node)
   std::optional<uint8_t> mcast_route_port_ = 1;
+  std::unordered_map<uint32_t, uint32_t> by_ipv4_;                       // address -> ports_ index
+  std::unordered_map<std::array<uint8_t, 16>, uint32_t, Ipv6Hash> by_ipv6_;  // address -> ports_ index
 };
 
 }  // namespace ibfab::topo

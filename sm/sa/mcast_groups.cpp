@@ -211,6 +211,9 @@ McastResult McastGroups::join(uint32_t requester, const Rec& req, uint64_t mask)
   if (requester >= subnet_->ports.size()) return failure(st::kSaReqInvalid, req);
   // Rule 1.
   if (!masked(mask, comp::kJoinRequiredMask)) return failure(st::kSaInsufficientComponents, req);
+  // Section 4: an SA that does not know SendOnlyFullMember.
+  if (!options_.send_only_full_member && (req.join_state & js::kSendOnlyFull))
+    return failure(st::kSaReqInvalid, req);
   // Rule 2.
   if (mtu_selector(req, mask) && !sa_enum::valid_mtu(req.mtu)) return failure(st::kSaReqInvalid, req);
   if (rate_selector(req, mask) && !sa_enum::valid_rate(req.rate))

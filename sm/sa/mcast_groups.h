@@ -50,6 +50,14 @@ struct McastOptions {
   bool join_validation = true;
   // Reproduce OpenSM's leave leak (see above). Off: no leak.
   bool reproduce_opensm_leave_leak = false;
+  // JoinState 0x8 (SendOnlyFullMember, rulebook section 4) is understood,
+  // as by OpenSM 3.3.21 and later. Off: an SA from before it, which does
+  // not advertise CapabilityMask2 bit 12 in its ClassPortInfo (SaAgent)
+  // and refuses a join carrying 0x8 with 0x0200, after the rule 1 mask
+  // check and before any other rule, leaving the table as it was. (OpenSM
+  // before 3.3.21 refused only a creating join without 0x1; refusing every
+  // 0x8 join is the simpler contract a client of such an SA must expect.)
+  bool send_only_full_member = true;
   // Pre-create the IPoIB broadcast group of the default partition.
   bool ipoib_broadcast = true;
   // Attempts at an unused SA-assigned MGID before 0x0100.

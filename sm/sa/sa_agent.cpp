@@ -197,6 +197,8 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
       cpi.class_version = mad::opensm_sa_cpi::kClassVersion;
       cpi.capability_mask = mad::opensm_sa_cpi::kCapabilityMask;
       cpi.capability_mask2 = mad::opensm_sa_cpi::kCapabilityMask2;
+      if (!groups_->options().send_only_full_member)
+        cpi.capability_mask2 &= ~mad::sa_cap2::kIsSendOnlyFullMemberSupported;
       cpi.resp_time_value = mad::opensm_sa_cpi::kRespTimeValue;
       std::array<uint8_t, mad::ClassPortInfo::kSize> b{};
       cpi.pack(b);

@@ -6,8 +6,9 @@ ibfab_add_fuzzer(fuzz_sa_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_sa_request.cpp
 target_sources(fuzz_sa_request PRIVATE ${PROJECT_SOURCE_DIR}/sm/sa/sa_enums.cpp ${PROJECT_SOURCE_DIR}/sm/sa/mcast_groups.cpp ${PROJECT_SOURCE_DIR}/sm/sa/rmpp_sender.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/inform_table.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_agent.cpp)
 get_target_property(_sm_srcs ibfab_sm SOURCES)
 list(TRANSFORM _sm_srcs PREPEND ${PROJECT_SOURCE_DIR}/sm/)
-set(_engine_srcs ${_sm_srcs} ${PROJECT_SOURCE_DIR}/api/server/engine.cpp
-  ${PROJECT_SOURCE_DIR}/api/server/rmpp_receiver.cpp ${PROJECT_SOURCE_DIR}/api/server/verbs_service.cpp
+get_target_property(_server_srcs ibfab_server SOURCES)
+list(TRANSFORM _server_srcs PREPEND ${PROJECT_SOURCE_DIR}/api/server/)
+set(_engine_srcs ${_sm_srcs} ${_server_srcs}
   ${PROJECT_SOURCE_DIR}/api/client/seqpacket.cpp ${PROJECT_SOURCE_DIR}/api/client/shared_memory.cpp
   ${PROJECT_SOURCE_DIR}/api/client/socket_path.cpp)
 ibfab_add_fuzzer(fuzz_engine_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_engine_request.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/engine_request 30000)

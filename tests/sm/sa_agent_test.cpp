@@ -42,13 +42,13 @@ uint32_t rmpp_len(const Mad& m) { return wire::load_be32(&m[RmppHeader::kOffset 
 
 class SaAgentTest : public ::testing::Test {
  protected:
-  SaAgentTest()
+  explicit SaAgentTest(McastOptions options = {})
       : topo(topo::load_topology("line:2:2")),
         fabric(sim, topo),
         lids(fabric::testing::configure_by_hand(fabric)),
         subnet(testing::subnet_from_fabric(fabric, h(1))),
         routing(subnet.mcast_fdb_cap),
-        groups(subnet, routing),
+        groups(subnet, routing, options),
         agent(h(1), 1, subnet, groups) {
     agent.set_serving(true);
   }
@@ -451,6 +451,67 @@ TEST_F(SaAgentTest, ClassPortInfoBytes) {
   const std::optional<Mad> s = c.request(set);
   ASSERT_TRUE(s);
   EXPECT_EQ(mad::sa_status(sa(*s)), st::kSaReqInvalid);
+}
+
+// The SA's ClassPortInfo CapabilityMask2 (bits 31:5 of the dword at data
+// offset 4, below RespTimeValue).
+uint32_t capability_mask2(SaClient& c) {
+  Mad q{};
+  mad::init_sa_request(mad::SaBuffer(q.data(), q.size()), method::kGet, mad::ClassPortInfo::kAttributeId,
+                       1, 0);
+  const std::optional<Mad> r = c.request(q);
+  EXPECT_TRUE(r);
+  if (!r) return 0;
+  EXPECT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  return wire::load_be32(r->data() + 56 + 4) >> 5;
+}
+
+TEST_F(SaAgentTest, SendOnlyFullJoinAcceptedByDefault) {
+  SaClient c(fabric, h(2), lid(1));
+  EXPECT_EQ(capability_mask2(c) & mad::sa_cap2::kIsSendOnlyFullMemberSupported,
+            mad::sa_cap2::kIsSendOnlyFullMemberSupported);
+  const std::optional<Mad> r =
+      c.request(SaClient::make(method::kSet, comp::kCreateRequiredMask, member(mgid(1), 2, 0x8)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(mad::sa_status(sa(*r)), st::kOk);
+  EXPECT_EQ(mad::McMemberRecord::unpack(mad::sa_data(sa(*r))).join_state, 0x8);
+  ASSERT_NE(groups.find(mgid(1)), nullptr);
+}
+
+// An SA as OpenSM before 3.3.21 (SA-MULTICAST.md section 4).
+class SaAgentWithoutSendOnlyTest : public SaAgentTest {
+ protected:
+  SaAgentWithoutSendOnlyTest() : SaAgentTest(McastOptions{.send_only_full_member = false}) {}
+};
+
+TEST_F(SaAgentWithoutSendOnlyTest, ClassPortInfoLacksBit12) {
+  SaClient c(fabric, h(2), lid(1));
+  EXPECT_EQ(capability_mask2(c), mad::opensm_sa_cpi::kCapabilityMask2 & ~(1u << 12));
+}
+
+TEST_F(SaAgentWithoutSendOnlyTest, SendOnlyFullJoinRefusedOverQp1) {
+  SaClient c(fabric, h(2), lid(1));
+  for (uint8_t js : {uint8_t{0x8}, uint8_t{0x9}}) {
+    const Mad set = SaClient::make(method::kSet, comp::kCreateRequiredMask, member(mgid(1), 2, js));
+    const std::optional<Mad> r = c.request(set);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(mad::sa_method(sa(*r)), method::kGetResp);
+    EXPECT_EQ(mad::sa_status(sa(*r)), st::kSaReqInvalid) << "JoinState " << int{js};
+    EXPECT_TRUE(std::equal(r->begin() + 56, r->end(), set.begin() + 56)) << "the request is echoed";
+    EXPECT_EQ(groups.find(mgid(1)), nullptr);
+  }
+  // A full join is served as before; 0x8 into the group it made is still refused.
+  const std::optional<Mad> full =
+      c.request(SaClient::make(method::kSet, comp::kCreateRequiredMask, member(mgid(1), 2, 0x1)));
+  ASSERT_TRUE(full);
+  EXPECT_EQ(mad::sa_status(sa(*full)), st::kOk);
+  SaClient other(fabric, h(3), lid(1));
+  const std::optional<Mad> send_only =
+      other.request(SaClient::make(method::kSet, comp::kJoinRequiredMask, member(mgid(1), 3, 0x8)));
+  ASSERT_TRUE(send_only);
+  EXPECT_EQ(mad::sa_status(sa(*send_only)), st::kSaReqInvalid);
+  ASSERT_NE(groups.find(mgid(1)), nullptr);
+  EXPECT_EQ(groups.find(mgid(1))->members.size(), 1u);
 }
 
 TEST_F(SaAgentTest, GateDropsOrRefuses) {

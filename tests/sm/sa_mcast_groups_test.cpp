@@ -177,6 +177,20 @@ TEST_F(McastGroupsTest, Rule7CreateNeedsFullOrSendOnlyFull) {
   EXPECT_EQ(groups->find(mgid(1))->full_members, 1u);
 }
 
+// --- section 4: an SA without SendOnlyFullMember refuses every join with 0x8
+TEST_F(McastGroupsTest, WithoutSendOnlyFullMemberJoinState8IsRefused) {
+  make(McastOptions{.send_only_full_member = false});
+  for (uint8_t js : {uint8_t{0x8}, uint8_t{0x9}, uint8_t{0xA}})
+    expect_fails(st::kSaReqInvalid, [&] { return groups->join(A, rec(mgid(1), A, js), kCreate); });
+  create(mgid(1));
+  for (uint8_t js : {uint8_t{0x8}, uint8_t{0xC}})
+    expect_fails(st::kSaReqInvalid, [&] { return groups->join(B, rec(mgid(1), B, js), kJoin); });
+  // The rule 1 mask check still comes first.
+  expect_fails(st::kSaInsufficientComponents,
+               [&] { return groups->join(B, rec(mgid(1), B, 0x8), kJoin & ~comp::kJoinState); });
+  EXPECT_EQ(groups->join(B, rec(mgid(1), B, 0x2), kJoin).status, st::kOk);
+}
+
 TEST_F(McastGroupsTest, Rule7CreateNeedsMask130C7) {
   for (uint64_t missing : {comp::kQKey, comp::kTClass, comp::kPKey, comp::kSl, comp::kFlowLabel})
     expect_fails(st::kSaInsufficientComponents,

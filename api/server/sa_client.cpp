@@ -1,0 +1,90 @@
+#include "api/server/sa_client.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "fabric/mad/sa/sa_mad.h"
+#include "fabric/model/fabric.h"
+#include "fabric/wire/byte_cursor.h"
+#include "fabric/wire/mad_header.h"
+
+namespace ibfab::api {
+
+SaClient::SaClient(fabric::Hca& hca, uint8_t port) : hca_(hca), port_(port) {
+  fabric::Hca::AgentSpec spec;
+  spec.port = port;
+  spec.mgmt_class = mad::kSaClass;
+  spec.class_version = mad::kSaClassVersion;  // no unsolicited methods: answers come by TID
+  agent_ = hca.register_agent(spec, this);
+}
+
+SaClient::~SaClient() {
+  for (auto& [tid, p] : pending_) hca_.fabric().sim().cancel(p.timer);
+  hca_.unregister_agent(agent_);
+}
+
+uint64_t SaClient::send(uint8_t method, uint16_t attribute, uint64_t mask, std::span<const uint8_t> record,
+                        sim::Time timeout, unsigned retries, Done done) {
+  const uint32_t tid = next_tid_++;
+  if (next_tid_ == 0) next_tid_ = 1;
+  Pending& p = pending_[tid];
+  mad::SaBuffer m(p.mad.data(), 256);
+  mad::init_sa_request(m, method, attribute, tid, mask);
+  const auto data = mad::mutable_sa_data(m);
+  std::copy_n(record.begin(), std::min(record.size(), data.size()), data.begin());
+  p.timeout = timeout;
+  p.retries_left = retries;
+  p.done = std::move(done);
+  transmit(tid);
+  return tid;
+}
+
+void SaClient::cancel(uint64_t ticket) {
+  auto it = pending_.find(static_cast<uint32_t>(ticket));
+  if (it == pending_.end()) return;
+  hca_.fabric().sim().cancel(it->second.timer);
+  pending_.erase(it);
+}
+
+void SaClient::transmit(uint32_t tid) {
+  Pending& p = pending_.at(tid);
+  const fabric::Port& port = hca_.port(port_);
+  if (port.master_sm_lid == 0) {
+    // No SM yet: fail now, as ib_sa does without an SM address handle.
+    p.timer = hca_.fabric().sim().schedule(sim::Time::zero(), [this, tid] { finish(tid, -ENETUNREACH, {}); });
+    return;
+  }
+  fabric::MadAddress to;
+  to.lid = port.master_sm_lid;
+  to.sl = port.master_sm_sl;
+  to.qpn = 1;
+  hca_.send_mad(agent_, to, p.mad);
+  p.timer = hca_.fabric().sim().schedule(p.timeout, [this, tid] { expire(tid); });
+}
+
+void SaClient::expire(uint32_t tid) {
+  Pending& p = pending_.at(tid);
+  if (p.retries_left == 0) return finish(tid, -ETIMEDOUT, {});
+  --p.retries_left;
+  transmit(tid);
+}
+
+void SaClient::on_mad(fabric::Port&, const fabric::MadAddress&, std::span<const uint8_t> mad) {
+  if (mad.size() < wire::kMadSize || !(mad[3] & wire::mad_method::kResponseBit)) return;
+  const auto tid = static_cast<uint32_t>(wire::load_be64(&mad[8]));
+  auto it = pending_.find(tid);
+  if (it == pending_.end()) return;
+  hca_.fabric().sim().cancel(it->second.timer);
+  const uint16_t status = wire::load_be16(&mad[4]);
+  finish(tid, status == 0 ? 0 : -EINVAL, mad);
+}
+
+void SaClient::finish(uint32_t tid, int status, std::span<const uint8_t> mad) {
+  auto it = pending_.find(tid);
+  if (it == pending_.end()) return;
+  Done done = std::move(it->second.done);
+  pending_.erase(it);
+  if (done) done(status, mad);
+}
+
+}  // namespace ibfab::api

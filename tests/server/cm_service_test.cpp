@@ -1,0 +1,363 @@
+// The engine's connection manager over a real CM connection, as librdmacm
+// drives it (cm_protocol.h): IPoIB's broadcast joins, address binding and
+// resolution, multicast joins reference-counted per port, send-only joins,
+// SIDR between two hosts, and the release of everything a client made.
+// The SA's table is read with the engine stopped.
+#include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "api/client/cm_protocol.h"
+#include "api/client/seqpacket.h"
+#include "api/client/session.h"
+#include "api/client/socket_path.h"
+#include "api/server/engine.h"
+#include "sm/sa/mcast_groups.h"
+
+namespace ibfab::api {
+namespace {
+
+// A CM connection and one event channel, as librdmacm holds them.
+class CmClient {
+ public:
+  CmClient(const std::string& path, const std::string& node) {
+    fd_ = connect_to(path);
+    uint32_t handle = 0;
+    EXPECT_EQ(client::greet(fd_, node, ConnectionKind::Cm, 0, handle), 0);
+    int pair[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+    events_ = pair[0];
+    const int give[] = {pair[1]};
+    CmCreateChannel c;
+    channel_ = static_cast<uint32_t>(request(MsgType::CmCreateChannel, &c, sizeof c, give).value);
+    ::close(pair[1]);
+  }
+  ~CmClient() { close(); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    if (events_ >= 0) ::close(events_);
+    fd_ = events_ = -1;
+  }
+
+  CmReply request(MsgType type, const void* body, std::size_t size, std::span<const int> fds = {}) {
+    CmReply r;
+    r.value = -EPROTO;
+    if (send_message(fd_, type, body, size, {}, fds) != 0) return r;
+    std::array<uint8_t, sizeof(MsgHeader) + sizeof(CmReply)> buf;
+    const ssize_t n = recv_message(fd_, buf);
+    if (auto got = body_as<CmReply>(std::span<const uint8_t>(buf.data(), n > 0 ? n : 0), MsgType::CmReply)) r = *got;
+    return r;
+  }
+  uint32_t create_id(uint16_t ps = RDMA_PS_UDP) {
+    CmCreateId c;
+    c.channel = channel_;
+    c.ps = ps;
+    c.qp_type = IBV_QPT_UD;
+    return static_cast<uint32_t>(request(MsgType::CmCreateId, &c, sizeof c).value);
+  }
+  int64_t simple(MsgType type, uint32_t id, uint32_t arg = 0) {
+    CmIdRequest r;
+    r.id = id;
+    r.arg = arg;
+    return request(type, &r, sizeof r).value;
+  }
+  int64_t bind(uint32_t id, const char* ip, uint16_t port = 0) {
+    CmAddrRequest r;
+    r.id = id;
+    v4(r.src, ip, port);
+    return request(MsgType::CmBindAddr, &r, sizeof r).value;
+  }
+  int64_t resolve(uint32_t id, const char* src, const char* dst, uint16_t port = 0, uint32_t timeout_ms = 2000) {
+    CmAddrRequest r;
+    r.id = id;
+    r.timeout_ms = timeout_ms;
+    if (src) v4(r.src, src, 0);
+    v4(r.dst, dst, port);
+    return request(MsgType::CmResolveAddr, &r, sizeof r).value;
+  }
+  int64_t join(uint32_t id, const char* group, uint64_t uid, uint32_t flags = RDMA_MC_JOIN_FLAG_FULLMEMBER) {
+    CmJoin j;
+    j.id = id;
+    j.uid = uid;
+    j.join_flags = flags;
+    v4(j.addr, group, 0);
+    return request(MsgType::CmJoin, &j, sizeof j).value;
+  }
+  int64_t leave(uint32_t id, uint64_t uid) {
+    CmLeave l;
+    l.id = id;
+    l.uid = uid;
+    return request(MsgType::CmLeave, &l, sizeof l).value;
+  }
+  // The next event within `ms`, or nullopt.
+  std::optional<CmEvent> next(int ms = 5000) {
+    pollfd p{events_, POLLIN, 0};
+    CmEvent e;
+    if (::poll(&p, 1, ms) != 1 || ::recv(events_, &e, sizeof e, 0) != static_cast<ssize_t>(sizeof e)) return std::nullopt;
+    return e;
+  }
+  static void v4(sockaddr_storage& s, const char* ip, uint16_t port) {
+    auto& a = reinterpret_cast<sockaddr_in&>(s);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    ::inet_pton(AF_INET, ip, &a.sin_addr);
+  }
+
+ private:
+  int fd_ = -1;
+  int events_ = -1;
+  uint32_t channel_ = 0;
+};
+
+class CmService : public ::testing::Test {
+ protected:
+  void start(EngineOptions o) {
+    path_ = "/tmp/ibfab-cm-test-" + std::to_string(::getpid()) + ".sock";
+    o.topology = "fat-tree:2:4";
+    engine_ = std::make_unique<Engine>(o);
+    ASSERT_EQ(engine_->bring_up(), "");
+    std::string error;
+    listen_fd_ = listen_at(path_, error);
+    ASSERT_GE(listen_fd_, 0) << error;
+    resume();
+  }
+  void SetUp() override { start({}); }
+  void stop() {
+    if (thread_.joinable()) {
+      stop_ = true;
+      thread_.join();
+    }
+  }
+  void resume() {
+    stop_ = false;
+    thread_ = std::thread([this] { engine_->serve(listen_fd_, stop_); });
+  }
+  void TearDown() override {
+    stop();
+    engine_.reset();
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    ::unlink(path_.c_str());
+  }
+  // The JoinState the SA holds for `host`'s port 1 in group `mgid` (0: not
+  // a member), read with the engine stopped.
+  uint8_t sa_member(const std::string& mgid, const std::string& host) {
+    stop();
+    uint8_t state = 0;
+    const sm::McastGroup* g = engine_->sm()->groups()->find(*wire::Gid::parse(mgid));
+    const fabric::Hca* h = engine_->fabric().find_hca(host);
+    if (g && h)
+      if (auto it = g->members.find(h->port(1).guid()); it != g->members.end()) state = it->second.join_state;
+    resume();
+    return state;
+  }
+  std::size_t sa_members(const std::string& mgid) {
+    stop();
+    const sm::McastGroup* g = engine_->sm()->groups()->find(*wire::Gid::parse(mgid));
+    const std::size_t n = g ? g->members.size() : 0;
+    resume();
+    return n;
+  }
+
+  static constexpr const char* kBroadcast = "ff12:401b:ffff::ffff:ffff";
+  static constexpr const char* kGroup = "ff12:4001:ffff::f01:101";  // 239.1.1.1 under RDMA_PS_UDP
+  std::string path_;
+  std::unique_ptr<Engine> engine_;
+  int listen_fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST_F(CmService, EveryActivePortJoinsItsIpoibBroadcastGroupAtBringUp) {
+  EXPECT_EQ(sa_members(kBroadcast), 8u);  // fat-tree:2:4 has 8 hosts
+  EXPECT_EQ(sa_member(kBroadcast, "H5"), 0x1);
+}
+
+TEST_F(CmService, JoinGivesTheGroupsAddressVectorAndTheSaSeesOneMemberPerPort) {
+  CmClient h1(path_, "H1");
+  const uint32_t a = h1.create_id(), b = h1.create_id();
+  ASSERT_GT(a, 0u);
+  EXPECT_EQ(h1.bind(a, "10.1.0.1"), 0);
+  EXPECT_EQ(h1.bind(b, "10.1.0.1"), 0);  // ephemeral ports: no clash
+  ASSERT_EQ(h1.join(a, "239.1.1.1", 77), 0);
+  auto ev = h1.next();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
+  EXPECT_EQ(ev->status, 0);
+  EXPECT_EQ(ev->id, a);
+  EXPECT_EQ(ev->uid, 77u);
+  EXPECT_EQ(ev->qp_num, 0xFFFFFFu);
+  EXPECT_EQ(ev->qkey, 0x01234567u);
+  EXPECT_GE(ev->mlid, 0xC000);
+  EXPECT_EQ(ev->ah.dlid, ev->mlid);
+  EXPECT_EQ(ev->ah.is_global, 1);
+  EXPECT_EQ(ev->ah.port_num, 1);
+  wire::Gid dgid;
+  std::memcpy(dgid.raw.data(), ev->ah.dgid, 16);
+  EXPECT_EQ(dgid.str(), kGroup);
+  EXPECT_EQ(sa_member(kGroup, "H1"), 0x1);
+  // A second id on the same port: no new membership; leaving one keeps it.
+  ASSERT_EQ(h1.join(b, "239.1.1.1", 78), 0);
+  ASSERT_TRUE(h1.next());
+  EXPECT_EQ(sa_members(kGroup), 1u);
+  EXPECT_EQ(h1.leave(a, 77), 1);  // the join had one event
+  EXPECT_EQ(sa_member(kGroup, "H1"), 0x1);
+  EXPECT_EQ(h1.leave(b, 78), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(sa_members(kGroup), 0u);
+  EXPECT_EQ(h1.leave(b, 78), -EADDRNOTAVAIL);  // a second leave
+}
+
+TEST_F(CmService, SendOnlyJoinIsJoinState8) {
+  CmClient h2(path_, "H2");
+  const uint32_t id = h2.create_id();
+  ASSERT_EQ(h2.bind(id, "10.1.0.2"), 0);
+  ASSERT_EQ(h2.join(id, "239.1.1.1", 1, RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER), 0);
+  auto ev = h2.next();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
+  EXPECT_EQ(sa_member(kGroup, "H2"), 0x8);
+}
+
+TEST_F(CmService, BadJoinsAreRefusedWithTheKernelsErrno) {
+  CmClient h1(path_, "H1");
+  const uint32_t id = h1.create_id();
+  EXPECT_EQ(h1.join(id, "239.1.1.1", 1), -EINVAL);  // not bound
+  ASSERT_EQ(h1.bind(id, "10.1.0.1"), 0);
+  EXPECT_EQ(h1.join(id, "239.1.1.1", 1, 7), -EINVAL);  // no such flag
+  EXPECT_EQ(h1.leave(id, 99), -EADDRNOTAVAIL);
+  EXPECT_EQ(h1.bind(h1.create_id(), "10.1.0.2"), -EADDRNOTAVAIL);  // H2's address, not ours
+  EXPECT_EQ(h1.simple(MsgType::CmDestroyId, 12345), -EINVAL);
+}
+
+TEST_F(CmService, AMulticastDestinationResolvesThroughTheRoutingTable) {
+  CmClient h3(path_, "H3");
+  const uint32_t id = h3.create_id();
+  ASSERT_EQ(h3.resolve(id, nullptr, "239.1.1.1"), 0);
+  auto ev = h3.next();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+  CmIdRequest q;
+  q.id = id;
+  const CmReply r = h3.request(MsgType::CmQueryId, &q, sizeof q);
+  EXPECT_STREQ(r.info.node, "H3");
+  EXPECT_EQ(r.info.port, 1);
+  char text[32];
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(r.info.src).sin_addr, text, sizeof text);
+  EXPECT_STREQ(text, "10.1.0.3");  // the route's source address
+}
+
+TEST_F(CmService, AnUnknownUnicastAddressTimesOut) {
+  CmClient h3(path_, "H3");
+  const uint32_t id = h3.create_id();
+  ASSERT_EQ(h3.resolve(id, nullptr, "10.1.0.200", 0, 100), 0);
+  auto ev = h3.next();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(ev->event, RDMA_CM_EVENT_ADDR_ERROR);
+  EXPECT_EQ(ev->status, -ETIMEDOUT);
+  // Outside every subnet: no route at all.
+  EXPECT_EQ(h3.resolve(h3.create_id(), nullptr, "192.168.7.7"), -ENETUNREACH);
+}
+
+TEST_F(CmService, SidrConnectsAcceptsAndRejects) {
+  CmClient server(path_, "H2"), client(path_, "H1");
+  const uint32_t listener = server.create_id();
+  ASSERT_EQ(server.bind(listener, "0.0.0.0", 7174), 0);
+  ASSERT_EQ(server.simple(MsgType::CmListen, listener), 0);
+  for (const bool accept : {true, false}) {
+    const uint32_t id = client.create_id();
+    ASSERT_EQ(client.resolve(id, nullptr, "10.1.0.2", 7174), 0);
+    ASSERT_EQ(client.next()->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+    ASSERT_EQ(client.simple(MsgType::CmResolveRoute, id, 1000), 0);
+    auto route = client.next();
+    ASSERT_TRUE(route);
+    ASSERT_EQ(route->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
+    CmConnect c;
+    c.id = id;
+    c.qp_num = 0x99;
+    c.private_data_len = 3;
+    std::memcpy(c.private_data, "abc", 3);
+    ASSERT_EQ(client.request(MsgType::CmConnect, &c, sizeof c).value, 0);
+    auto req = server.next();
+    ASSERT_TRUE(req);
+    EXPECT_EQ(req->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+    EXPECT_EQ(req->listen_id, listener);
+    EXPECT_EQ(req->private_data_len, kCmUdPrivateData);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(req->private_data), 3), "abc");
+    CmConnect a;
+    a.id = req->id;
+    a.qp_num = 0x1234;
+    ASSERT_EQ(server.request(accept ? MsgType::CmAccept : MsgType::CmReject, &a, sizeof a).value, 0);
+    auto done = client.next();
+    ASSERT_TRUE(done);
+    if (accept) {
+      EXPECT_EQ(done->event, RDMA_CM_EVENT_ESTABLISHED);
+      EXPECT_EQ(done->qp_num, 0x1234u);
+      EXPECT_EQ(done->qkey, 0x01234567u);
+      EXPECT_NE(done->ah.dlid, 0);
+    } else {
+      EXPECT_EQ(done->event, RDMA_CM_EVENT_UNREACHABLE);
+      EXPECT_EQ(done->status, 2);  // SIDR_REP status: rejected
+    }
+  }
+  // Nobody listens on 7175: "service ID not supported".
+  const uint32_t id = client.create_id();
+  ASSERT_EQ(client.resolve(id, nullptr, "10.1.0.2", 7175), 0);
+  ASSERT_TRUE(client.next());
+  ASSERT_EQ(client.simple(MsgType::CmResolveRoute, id, 1000), 0);
+  ASSERT_TRUE(client.next());
+  CmConnect c;
+  c.id = id;
+  ASSERT_EQ(client.request(MsgType::CmConnect, &c, sizeof c).value, 0);
+  auto ev = client.next();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(ev->event, RDMA_CM_EVENT_UNREACHABLE);
+  EXPECT_EQ(ev->status, 1);
+}
+
+TEST_F(CmService, AClientThatGoesAwayLeavesItsGroups) {
+  {
+    CmClient h4(path_, "H4");
+    const uint32_t id = h4.create_id();
+    ASSERT_EQ(h4.bind(id, "10.1.0.4"), 0);
+    ASSERT_EQ(h4.join(id, "239.1.1.1", 1), 0);
+    ASSERT_TRUE(h4.next());
+    EXPECT_EQ(sa_member(kGroup, "H4"), 0x1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(sa_members(kGroup), 0u);
+}
+
+class CmServiceOldSm : public CmService {
+ protected:
+  void SetUp() override {
+    EngineOptions o;
+    o.sa_send_only_full = false;
+    start(o);
+  }
+};
+
+TEST_F(CmServiceOldSm, SendOnlyJoinFailsWhenTheSmLacksSupport) {
+  CmClient h2(path_, "H2");
+  const uint32_t id = h2.create_id();
+  ASSERT_EQ(h2.bind(id, "10.1.0.2"), 0);
+  ASSERT_EQ(h2.join(id, "239.1.1.1", 5, RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER), 0);
+  auto ev = h2.next();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(ev->event, RDMA_CM_EVENT_MULTICAST_ERROR);
+  EXPECT_EQ(ev->status, -EINVAL);
+  EXPECT_EQ(ev->uid, 5u);
+  EXPECT_EQ(sa_members(kGroup), 0u);
+}
+
+}  // namespace
+}  // namespace ibfab::api
