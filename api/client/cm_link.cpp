@@ -1,5 +1,6 @@
 #include "api/client/cm_link.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <array>
@@ -37,6 +38,11 @@ CmLink* CmLink::get(std::string* why) {
   }
   link = new CmLink(fd);
   return link;
+}
+
+bool CmLink::alive() const {
+  pollfd p{fd_, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) == 0 || !(p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
 api::CmReply CmLink::request(api::MsgType type, const void* body, std::size_t size, std::span<const int> fds) {

@@ -27,6 +27,10 @@ class CmLink {
   // gives -errno there too (-ECONNRESET: the engine is gone).
   api::CmReply request(api::MsgType type, const void* body, std::size_t size, std::span<const int> fds = {});
 
+  // Whether the engine still holds its end of the connection (asks the
+  // socket, not the engine).
+  bool alive() const;
+
   CmLink(const CmLink&) = delete;
   CmLink& operator=(const CmLink&) = delete;
 

@@ -5,12 +5,14 @@
 // attaching the QP to a joined group); acking; and the wait of the calls
 // made on an id with its own channel.
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 
+#include "api/client/cm_link.h"
 #include "api/rdmacm/export.h"
 #include "api/rdmacm/rdmacm_internal.h"
 
@@ -169,7 +171,14 @@ IBFAB_RDMACM_EXPORT int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_e
     api::CmEvent e;
     const ssize_t n = ::recv(channel->fd, &e, sizeof e, 0);
     if (n < 0) return -1;
-    if (n == 0) return fail(ENODEV);  // the engine is gone
+    if (n == 0) {
+      // The engine closed its end: the engine is gone (ENODEV), or the
+      // application destroyed the channel under this call, which then
+      // waits, as a read of the kernel's rdma_cm file would, for ever.
+      client::CmLink* link = client::CmLink::get();
+      if (!link || !link->alive()) return fail(ENODEV);
+      for (;;) ::pause();
+    }
     if (n != static_cast<ssize_t>(sizeof e)) continue;
     auto ev = std::make_unique<Event>();
     if (dispatch(*ev, e)) {

@@ -21,21 +21,19 @@ int modify(ibv_qp* qp, ibv_qp_attr& attr, int mask) {
   return e ? fail(e) : 0;
 }
 
+// Destroys a receive and a send object that may be one and the same.
+template <class T>
+void destroy_pair(T*& recv, T*& send, int (*destroy)(T*)) {
+  if (recv) destroy(recv);
+  if (send && send != recv) destroy(send);
+  recv = send = nullptr;
+}
+
+// The CQs and channels the library made for the id (the CQs first: a
+// channel goes once no CQ uses it).
 void destroy_cqs(rdma_cm_id& id) {
-  if (id.recv_cq) {
-    ibv_destroy_cq(id.recv_cq);
-    if (id.send_cq && id.send_cq != id.recv_cq) ibv_destroy_cq(id.send_cq);
-  } else if (id.send_cq) {
-    ibv_destroy_cq(id.send_cq);
-  }
-  id.recv_cq = id.send_cq = nullptr;
-  if (id.recv_cq_channel) {
-    ibv_destroy_comp_channel(id.recv_cq_channel);
-    if (id.send_cq_channel && id.send_cq_channel != id.recv_cq_channel) ibv_destroy_comp_channel(id.send_cq_channel);
-  } else if (id.send_cq_channel) {
-    ibv_destroy_comp_channel(id.send_cq_channel);
-  }
-  id.recv_cq_channel = id.send_cq_channel = nullptr;
+  destroy_pair(id.recv_cq, id.send_cq, ibv_destroy_cq);
+  destroy_pair(id.recv_cq_channel, id.send_cq_channel, ibv_destroy_comp_channel);
 }
 
 // A CQ of `size` entries with a completion channel of its own and the id as
@@ -78,6 +76,31 @@ int init_conn_qp(rdma_cm_id& id, ibv_qp* qp) {
   attr.qp_state = IBV_QPS_INIT;
   if (rdma_init_qp_attr(&id, &attr, &mask) != 0) return -1;
   return modify(qp, attr, mask);
+}
+
+// Destroys the id's QP or SRQ and the CQs the library made for the id.
+template <class T>
+void destroy_with_cqs(rdma_cm_id* id, T* rdma_cm_id::*object, int (*destroy)(T*)) {
+  if (!id) return;
+  if (id->*object) destroy(id->*object);
+  id->*object = nullptr;
+  destroy_cqs(*id);
+}
+
+// A call with basic attributes made through the extended one, as rdma-core
+// makes them: `make` gets a copy extended with zeros (the extended struct
+// starts with the basic one) and what it changes comes back.
+template <class Ex, class Basic, class Make>
+int through_ex(const rdma_cm_id* id, Basic* attr, Make make) {
+  static_assert(sizeof(Ex) > sizeof(Basic));
+  if (init() != 0) return -1;
+  if (!id || !attr) return fail(EINVAL);
+  Basic& basic = *attr;
+  Ex ex{};
+  std::memcpy(static_cast<void*>(&ex), &basic, sizeof basic);
+  const int ret = make(ex);
+  std::memcpy(static_cast<void*>(&basic), &ex, sizeof basic);
+  return ret;
 }
 
 // rdma-core's init_ece: the QP's own ECE becomes the id's local one.
@@ -157,23 +180,14 @@ IBFAB_RDMACM_EXPORT int rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* a
 }
 
 IBFAB_RDMACM_EXPORT int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr* qp_init_attr) {
-  if (init() != 0) return -1;
-  if (!id || !qp_init_attr) return fail(EINVAL);
-  ibv_qp_init_attr_ex attr{};
-  std::memcpy(&attr, qp_init_attr, sizeof *qp_init_attr);
-  attr.comp_mask = IBV_QP_INIT_ATTR_PD;
-  attr.pd = pd ? pd : id->pd;
-  const int ret = rdma_create_qp_ex(id, &attr);
-  std::memcpy(qp_init_attr, &attr, sizeof *qp_init_attr);
-  return ret;
+  return through_ex<ibv_qp_init_attr_ex>(id, qp_init_attr, [&](ibv_qp_init_attr_ex& ex) {
+    ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+    ex.pd = pd ? pd : id->pd;
+    return rdma_create_qp_ex(id, &ex);
+  });
 }
 
-IBFAB_RDMACM_EXPORT void rdma_destroy_qp(rdma_cm_id* id) {
-  if (!id) return;
-  if (id->qp) ibv_destroy_qp(id->qp);
-  id->qp = nullptr;
-  destroy_cqs(*id);
-}
+IBFAB_RDMACM_EXPORT void rdma_destroy_qp(rdma_cm_id* id) { destroy_with_cqs(id, &rdma_cm_id::qp, ibv_destroy_qp); }
 
 // A basic SRQ on the id's device; ibfab has no XRC (EOPNOTSUPP).
 IBFAB_RDMACM_EXPORT int rdma_create_srq_ex(rdma_cm_id* id, ibv_srq_init_attr_ex* attr) {
@@ -192,21 +206,12 @@ IBFAB_RDMACM_EXPORT int rdma_create_srq_ex(rdma_cm_id* id, ibv_srq_init_attr_ex*
 }
 
 IBFAB_RDMACM_EXPORT int rdma_create_srq(rdma_cm_id* id, ibv_pd* pd, ibv_srq_init_attr* attr) {
-  if (init() != 0) return -1;
-  if (!id || !attr) return fail(EINVAL);
-  ibv_srq_init_attr_ex ex{};
-  std::memcpy(&ex, attr, sizeof *attr);
-  ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
-  ex.srq_type = id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
-  ex.pd = pd;
-  const int ret = rdma_create_srq_ex(id, &ex);
-  std::memcpy(attr, &ex, sizeof *attr);
-  return ret;
+  return through_ex<ibv_srq_init_attr_ex>(id, attr, [&](ibv_srq_init_attr_ex& ex) {
+    ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
+    ex.srq_type = id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
+    ex.pd = pd;
+    return rdma_create_srq_ex(id, &ex);
+  });
 }
 
-IBFAB_RDMACM_EXPORT void rdma_destroy_srq(rdma_cm_id* id) {
-  if (!id) return;
-  if (id->srq) ibv_destroy_srq(id->srq);
-  id->srq = nullptr;
-  destroy_cqs(*id);
-}
+IBFAB_RDMACM_EXPORT void rdma_destroy_srq(rdma_cm_id* id) { destroy_with_cqs(id, &rdma_cm_id::srq, ibv_destroy_srq); }

@@ -17,10 +17,7 @@
 
 namespace {
 
-using ibfab::testing::Endpoint;
-using ibfab::testing::expect_event;
-using ibfab::testing::ipv4;
-using ibfab::testing::sa;
+using namespace ibfab::testing;
 
 class RdmacmArgs : public ::testing::Test {
  protected:
@@ -59,12 +56,8 @@ TEST_F(RdmacmArgs, JoinMulticastExChecksMaskFlagsAndAddress) {
     EXPECT_EQ(rdma_join_multicast_ex(e.id, &attr, nullptr), -1) << std::hex << c.comp_mask << " " << c.join_flags;
     EXPECT_EQ(errno, c.err) << std::hex << c.comp_mask << " " << c.join_flags;
   }
-  errno = 0;
-  EXPECT_EQ(rdma_join_multicast(e.id, nullptr, nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
-  errno = 0;
-  EXPECT_EQ(rdma_join_multicast(e.id, reinterpret_cast<sockaddr*>(&unix_addr), nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_join_multicast(e.id, nullptr, nullptr), EINVAL);
+  EXPECT_FAILS_WITH(rdma_join_multicast(e.id, reinterpret_cast<sockaddr*>(&unix_addr), nullptr), EINVAL);
 }
 
 // "Before joining a multicast group, the rdma_cm_id must be bound to an
@@ -75,22 +68,14 @@ TEST_F(RdmacmArgs, JoinOnAnUnboundIdIsRefused) {
   sockaddr_in group = ipv4("239.1.1.1");
   rdma_cm_join_mc_attr_ex attr{RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
                                RDMA_MC_JOIN_FLAG_FULLMEMBER, sa(group)};
-  errno = 0;
-  EXPECT_EQ(rdma_join_multicast_ex(e.id, &attr, nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
-  errno = 0;
-  EXPECT_EQ(rdma_join_multicast(e.id, sa(group), nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_join_multicast_ex(e.id, &attr, nullptr), EINVAL);
+  EXPECT_FAILS_WITH(rdma_join_multicast(e.id, sa(group), nullptr), EINVAL);
   // A refused join leaves nothing to leave.
-  errno = 0;
-  EXPECT_EQ(rdma_leave_multicast(e.id, sa(group)), -1);
-  EXPECT_EQ(errno, EADDRNOTAVAIL);
+  EXPECT_FAILS_WITH(rdma_leave_multicast(e.id, sa(group)), EADDRNOTAVAIL);
 }
 
 TEST_F(RdmacmArgs, AckOfNullIsEinval) {
-  errno = 0;
-  EXPECT_EQ(rdma_ack_cm_event(nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_ack_cm_event(nullptr), EINVAL);
 }
 
 // The group is matched by memcmp of the whole address, port included.
@@ -98,14 +83,10 @@ TEST_F(RdmacmArgs, LeavingAGroupNeverJoinedIsEaddrnotavail) {
   Endpoint e("10.1.0.1");
   ASSERT_EQ(e.bind_status, 0);
   sockaddr_in group = ipv4("239.1.1.2");
-  errno = 0;
-  EXPECT_EQ(rdma_leave_multicast(e.id, sa(group)), -1);
-  EXPECT_EQ(errno, EADDRNOTAVAIL);
+  EXPECT_FAILS_WITH(rdma_leave_multicast(e.id, sa(group)), EADDRNOTAVAIL);
   sockaddr_un unix_addr{};
   unix_addr.sun_family = AF_UNIX;
-  errno = 0;
-  EXPECT_EQ(rdma_leave_multicast(e.id, reinterpret_cast<sockaddr*>(&unix_addr)), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_leave_multicast(e.id, reinterpret_cast<sockaddr*>(&unix_addr)), EINVAL);
 }
 
 TEST_F(RdmacmArgs, NonBlockingChannelGivesEagain) {
@@ -113,15 +94,11 @@ TEST_F(RdmacmArgs, NonBlockingChannelGivesEagain) {
   ASSERT_NE(ch, nullptr);
   ASSERT_EQ(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
   rdma_cm_event* event = nullptr;
-  errno = 0;
-  EXPECT_EQ(rdma_get_cm_event(ch, &event), -1);
-  EXPECT_EQ(errno, EAGAIN);
+  EXPECT_FAILS_WITH(rdma_get_cm_event(ch, &event), EAGAIN);
   EXPECT_EQ(event, nullptr);
   pollfd p{ch->fd, POLLIN, 0};
   EXPECT_EQ(poll(&p, 1, 0), 0);
-  errno = 0;
-  EXPECT_EQ(rdma_get_cm_event(ch, nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_get_cm_event(ch, nullptr), EINVAL);
   rdma_destroy_event_channel(ch);
 }
 
@@ -158,9 +135,7 @@ TEST_F(RdmacmArgs, GetaddrinfoPassiveAndActive) {
 
 TEST_F(RdmacmArgs, GetaddrinfoFailures) {
   rdma_addrinfo* res = nullptr;
-  errno = 0;
-  EXPECT_EQ(rdma_getaddrinfo(nullptr, nullptr, nullptr, &res), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_getaddrinfo(nullptr, nullptr, nullptr, &res), EINVAL);
   rdma_addrinfo hints{};
   hints.ai_flags = RAI_NUMERICHOST;
   // libc's failure comes back as its EAI_* code.
@@ -197,16 +172,10 @@ TEST_F(RdmacmArgs, BindChecksTheAddress) {
   ASSERT_NE(e.id, nullptr);
   sockaddr_un unix_addr{};
   unix_addr.sun_family = AF_UNIX;
-  errno = 0;
-  EXPECT_EQ(rdma_bind_addr(e.id, reinterpret_cast<sockaddr*>(&unix_addr)), -1);
-  EXPECT_EQ(errno, EINVAL);
-  errno = 0;
-  EXPECT_EQ(rdma_bind_addr(e.id, nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_bind_addr(e.id, reinterpret_cast<sockaddr*>(&unix_addr)), EINVAL);
+  EXPECT_FAILS_WITH(rdma_bind_addr(e.id, nullptr), EINVAL);
   sockaddr_in nowhere = ipv4("10.9.9.9");
-  errno = 0;
-  EXPECT_EQ(rdma_bind_addr(e.id, sa(nowhere)), -1);
-  EXPECT_EQ(errno, EADDRNOTAVAIL);
+  EXPECT_FAILS_WITH(rdma_bind_addr(e.id, sa(nowhere)), EADDRNOTAVAIL);
 }
 
 // After a bind the id shows its device, port, PD, addresses and GIDs.

@@ -4,7 +4,8 @@
 // this process's). The address plan's defaults give the h-th host
 // (h = 1, 2, ...) 10.1.0.h on port 1. An Endpoint is an rdma_cm id on a
 // channel of its own, bound to one host's address, with (on request) a UD
-// QP the library makes, its CQs, and a registered buffer.
+// QP the library makes, its CQs, and a registered buffer. The posting and
+// polling helpers are libibverbs' tests' (verbs_fabric.h).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
@@ -12,13 +13,22 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "tests/api/verbs_fabric.h"
+
 namespace ibfab::testing {
+
+// `call` fails with -1 and errno `err`.
+#define EXPECT_FAILS_WITH(call, err)   \
+  do {                                 \
+    errno = 0;                         \
+    EXPECT_EQ((call), -1) << #call;    \
+    EXPECT_EQ(errno, (err)) << #call;  \
+  } while (0)
 
 inline void use_embedded_cm_fabric() {
   ::setenv("IBFAB_TOPOLOGY", "fat-tree:2:4", 1);
@@ -55,19 +65,6 @@ inline rdma_cm_event expect_event(rdma_event_channel* ch, rdma_cm_event_type typ
   copy = *e;
   rdma_ack_cm_event(e);
   return copy;
-}
-
-// Polls `cq` until `n` completions arrived or `ms` passed; returns them.
-inline std::vector<ibv_wc> poll_for(ibv_cq* cq, std::size_t n, int ms = 2000) {
-  std::vector<ibv_wc> out;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (out.size() < n && std::chrono::steady_clock::now() < end) {
-    ibv_wc wc[16];
-    const int k = ibv_poll_cq(cq, 16, wc);
-    if (k < 0) break;
-    out.insert(out.end(), wc, wc + k);
-  }
-  return out;
 }
 
 struct Endpoint {
@@ -115,26 +112,10 @@ struct Endpoint {
     return mr ? 0 : -1;
   }
   int post_recv(rdma_cm_id* on, uint64_t wr_id, uint32_t offset, uint32_t len) {
-    ibv_sge s{reinterpret_cast<uint64_t>(buf.data() + offset), len, mr->lkey};
-    ibv_recv_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &s;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    return ibv_post_recv(on->qp, &wr, &bad);
+    return post_one_recv(on->qp, wr_id, {reinterpret_cast<uint64_t>(buf.data() + offset), len, mr->lkey});
   }
   int send(rdma_cm_id* on, ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint32_t offset, uint32_t len) {
-    ibv_sge s{reinterpret_cast<uint64_t>(buf.data() + offset), len, mr->lkey};
-    ibv_send_wr wr{};
-    wr.sg_list = &s;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah = ah;
-    wr.wr.ud.remote_qpn = qpn;
-    wr.wr.ud.remote_qkey = qkey;
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(on->qp, &wr, &bad);
+    return post_one_send(on->qp, {reinterpret_cast<uint64_t>(buf.data() + offset), len, mr->lkey}, ah, qpn, qkey);
   }
 };
 

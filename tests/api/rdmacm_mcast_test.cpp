@@ -9,18 +9,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <memory>
+#include <functional>
 #include <thread>
+#include <utility>
 
 #include "tests/api/rdmacm_fabric.h"
 
 namespace {
 
-using ibfab::testing::Endpoint;
-using ibfab::testing::ipv4;
-using ibfab::testing::next_event;
-using ibfab::testing::poll_for;
-using ibfab::testing::sa;
+using namespace ibfab::testing;
 
 constexpr uint32_t kMcastQpn = 0xFFFFFF;
 
@@ -28,15 +25,17 @@ class RdmacmMcast : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { ibfab::testing::use_embedded_cm_fabric(); }
 
-  // Joins 239.1.1.1 with `flags` and reads the MULTICAST_JOIN event, kept
-  // (the caller acks it) in `event`.
-  static void join(Endpoint& e, uint32_t flags, rdma_cm_event*& event) {
+  // Joins 239.1.1.1 with `flags` (the endpoint bound) and reads the
+  // MULTICAST_JOIN event, which the caller acks; nullptr on failure.
+  static rdma_cm_event* join(Endpoint& e, uint32_t flags) {
+    EXPECT_EQ(e.bind_status, 0);
     sockaddr_in group = ipv4("239.1.1.1");
     rdma_cm_join_mc_attr_ex attr{RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS, flags, sa(group)};
-    ASSERT_EQ(rdma_join_multicast_ex(e.id, &attr, &e), 0);
-    event = next_event(e.ch);
-    ASSERT_NE(event, nullptr);
-    ASSERT_EQ(event->event, RDMA_CM_EVENT_MULTICAST_JOIN) << rdma_event_str(event->event);
+    if (e.bind_status != 0 || rdma_join_multicast_ex(e.id, &attr, &e) != 0) return nullptr;
+    rdma_cm_event* event = next_event(e.ch);
+    EXPECT_NE(event, nullptr);
+    if (event) EXPECT_EQ(event->event, RDMA_CM_EVENT_MULTICAST_JOIN) << rdma_event_str(event->event);
+    return event;
   }
   static int leave(Endpoint& e) {
     sockaddr_in group = ipv4("239.1.1.1");
@@ -49,9 +48,7 @@ class RdmacmMcast : public ::testing::Test {
 // 0xFFFFFF and the rdma_cm Q_Key.
 TEST_F(RdmacmMcast, JoinEventCarriesTheGroupAndTheContext) {
   Endpoint a("10.1.0.1");
-  ASSERT_EQ(a.bind_status, 0);
-  rdma_cm_event* ev = nullptr;
-  join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER, ev);
+  rdma_cm_event* ev = join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER);
   ASSERT_NE(ev, nullptr);
   EXPECT_EQ(ev->status, 0);
   EXPECT_EQ(ev->id, a.id);
@@ -80,10 +77,8 @@ TEST_F(RdmacmMcast, JoinedQpsReceiveWhatAnotherHostSends) {
   ASSERT_NE(b.id->recv_cq, nullptr);
   EXPECT_EQ(b.id->recv_cq->cq_context, b.id);  // ucma_create_cqs: the id is the CQ's context
   for (int i = 0; i < 4; ++i) ASSERT_EQ(b.post_recv(b.id, i, i * 256, 256), 0);
-  rdma_cm_event* ea = nullptr;
-  rdma_cm_event* eb = nullptr;
-  join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER, ea);
-  join(b, RDMA_MC_JOIN_FLAG_FULLMEMBER, eb);
+  rdma_cm_event* ea = join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER);
+  rdma_cm_event* eb = join(b, RDMA_MC_JOIN_FLAG_FULLMEMBER);
   ASSERT_TRUE(ea && eb);
   ibv_ah* ah = ibv_create_ah(a.id->pd, &ea->param.ud.ah_attr);
   ASSERT_NE(ah, nullptr);
@@ -114,12 +109,9 @@ TEST_F(RdmacmMcast, SendOnlyJoinIsNotAttached) {
     ASSERT_EQ(e->make_qp(), 0);
     ASSERT_EQ(e->post_recv(e->id, 1, 0, 256), 0);
   }
-  rdma_cm_event* ea = nullptr;
-  rdma_cm_event* eb = nullptr;
-  rdma_cm_event* ec = nullptr;
-  join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER, ea);
-  join(b, RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER, eb);
-  join(c, RDMA_MC_JOIN_FLAG_FULLMEMBER, ec);
+  rdma_cm_event* ea = join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER);
+  rdma_cm_event* eb = join(b, RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER);
+  rdma_cm_event* ec = join(c, RDMA_MC_JOIN_FLAG_FULLMEMBER);
   ASSERT_TRUE(ea && eb && ec);
   EXPECT_EQ(eb->status, 0);
   EXPECT_EQ(eb->param.ud.ah_attr.dlid, ea->param.ud.ah_attr.dlid);  // one group
@@ -147,58 +139,46 @@ TEST_F(RdmacmMcast, QpWithBlockedLoopbackCanJoin) {
   Endpoint a("10.1.0.1");
   ASSERT_EQ(a.bind_status, 0);
   ASSERT_EQ(a.make_qp(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB), 0);
-  rdma_cm_event* ev = nullptr;
-  join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER, ev);
+  rdma_cm_event* ev = join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER);
   ASSERT_NE(ev, nullptr);
   EXPECT_EQ(ev->status, 0);
   rdma_ack_cm_event(ev);
   EXPECT_EQ(leave(a), 0);
 }
 
+// Runs `call` on a thread of its own and expects it to be still waiting
+// 300 ms later, then to return `want` once `release` has run.
+void expect_waits_for(const std::function<int()>& call, const std::function<void()>& release, int want = 0) {
+  std::atomic<bool> done{false};
+  std::atomic<int> status{-2};
+  std::thread t([&] {
+    status = call();
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done.load());
+  release();
+  t.join();
+  EXPECT_EQ(status.load(), want);
+}
+
 // rdma_leave_multicast "blocks until all of that group's events are acked".
 TEST_F(RdmacmMcast, LeaveWaitsUntilTheJoinEventIsAcked) {
   Endpoint a("10.1.0.1");
-  ASSERT_EQ(a.bind_status, 0);
-  rdma_cm_event* ev = nullptr;
-  join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER, ev);
+  rdma_cm_event* ev = join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER);
   ASSERT_NE(ev, nullptr);
-  std::atomic<bool> left{false};
-  std::atomic<int> status{-2};
-  std::thread t([&] {
-    status = leave(a);
-    left = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(left.load());
-  rdma_ack_cm_event(ev);
-  t.join();
-  EXPECT_TRUE(left.load());
-  EXPECT_EQ(status.load(), 0);
+  expect_waits_for([&] { return leave(a); }, [&] { rdma_ack_cm_event(ev); });
   // Left: a second leave finds nothing.
-  errno = 0;
-  EXPECT_EQ(leave(a), -1);
-  EXPECT_EQ(errno, EADDRNOTAVAIL);
+  EXPECT_FAILS_WITH(leave(a), EADDRNOTAVAIL);
 }
 
 // rdma_destroy_id waits the same way for the id's events.
 TEST_F(RdmacmMcast, DestroyWaitsUntilTheIdsEventsAreAcked) {
-  auto a = std::make_unique<Endpoint>("10.1.0.1");
-  ASSERT_EQ(a->bind_status, 0);
-  rdma_cm_event* ev = nullptr;
-  join(*a, RDMA_MC_JOIN_FLAG_FULLMEMBER, ev);
+  Endpoint a("10.1.0.1");
+  rdma_cm_event* ev = join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER);
   ASSERT_NE(ev, nullptr);
-  rdma_cm_id* id = a->id;
-  a->id = nullptr;
-  std::atomic<bool> gone{false};
-  std::thread t([&] {
-    EXPECT_EQ(rdma_destroy_id(id), 0);
-    gone = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(gone.load());
-  rdma_ack_cm_event(ev);
-  t.join();
-  EXPECT_TRUE(gone.load());
+  rdma_cm_id* id = std::exchange(a.id, nullptr);
+  expect_waits_for([&] { return rdma_destroy_id(id); }, [&] { rdma_ack_cm_event(ev); });
 }
 
 }  // namespace

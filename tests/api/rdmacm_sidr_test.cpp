@@ -13,12 +13,7 @@
 
 namespace {
 
-using ibfab::testing::Endpoint;
-using ibfab::testing::expect_event;
-using ibfab::testing::ipv4;
-using ibfab::testing::next_event;
-using ibfab::testing::poll_for;
-using ibfab::testing::sa;
+using namespace ibfab::testing;
 
 constexpr uint16_t kPort = 7174;
 constexpr uint8_t kSidrReject = 2;  // IBTA SIDR REP status: rejected
@@ -44,14 +39,19 @@ class RdmacmSidr : public ::testing::Test {
     expect_event(client_.ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
   }
 
-  // Connects with `text` as private data and reads the server's request
-  // (kept: the caller acks it).
-  rdma_cm_event* connect(const char* text) {
+  // Resolves, makes the client's QP and connects with `text` as private
+  // data; returns the server's CONNECT_REQUEST (the caller acks it).
+  rdma_cm_event* request(const char* text) {
+    resolve();
+    if (client_.make_qp() != 0) return nullptr;
     rdma_conn_param p{};
     p.private_data = text;
     p.private_data_len = static_cast<uint8_t>(std::strlen(text) + 1);
     if (rdma_connect(client_.id, &p) != 0) return nullptr;
-    return next_event(server_.ch);
+    rdma_cm_event* req = next_event(server_.ch);
+    EXPECT_NE(req, nullptr);
+    if (req) EXPECT_EQ(req->event, RDMA_CM_EVENT_CONNECT_REQUEST) << rdma_event_str(req->event);
+    return req;
   }
 
   Endpoint server_{"10.1.0.2", kPort};
@@ -78,11 +78,8 @@ TEST_F(RdmacmSidr, RouteResolutionGivesOnePathToTheServer) {
 }
 
 TEST_F(RdmacmSidr, AcceptedRequestEstablishesAndTrafficCrosses) {
-  resolve();
-  ASSERT_EQ(client_.make_qp(), 0);
-  rdma_cm_event* req = connect("hello");
+  rdma_cm_event* req = request("hello");
   ASSERT_NE(req, nullptr);
-  ASSERT_EQ(req->event, RDMA_CM_EVENT_CONNECT_REQUEST) << rdma_event_str(req->event);
   EXPECT_EQ(req->listen_id, server_.id);
   rdma_cm_id* conn = req->id;
   ASSERT_NE(conn, nullptr);
@@ -138,11 +135,8 @@ TEST_F(RdmacmSidr, AcceptedRequestEstablishesAndTrafficCrosses) {
 }
 
 TEST_F(RdmacmSidr, RejectedRequestIsUnreachableWithTheSidrStatus) {
-  resolve();
-  ASSERT_EQ(client_.make_qp(), 0);
-  rdma_cm_event* req = connect("knock");
+  rdma_cm_event* req = request("knock");
   ASSERT_NE(req, nullptr);
-  ASSERT_EQ(req->event, RDMA_CM_EVENT_CONNECT_REQUEST) << rdma_event_str(req->event);
   rdma_cm_id* conn = req->id;
   ASSERT_EQ(rdma_reject(conn, "no", 3), 0);
   rdma_ack_cm_event(req);
@@ -157,31 +151,19 @@ TEST_F(RdmacmSidr, RejectedRequestIsUnreachableWithTheSidrStatus) {
 // What the kernel does with the connected-mode calls on a UD id.
 TEST_F(RdmacmSidr, ConnectedModeCallsOnUdIds) {
   // Before any address: no device yet.
-  errno = 0;
-  EXPECT_EQ(rdma_connect(client_.id, nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
-  errno = 0;
-  EXPECT_EQ(rdma_disconnect(client_.id), -1);
-  EXPECT_EQ(errno, EINVAL);
-  errno = 0;
-  EXPECT_EQ(rdma_notify(client_.id, IBV_EVENT_COMM_EST), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_connect(client_.id, nullptr), EINVAL);
+  EXPECT_FAILS_WITH(rdma_disconnect(client_.id), EINVAL);
+  EXPECT_FAILS_WITH(rdma_notify(client_.id, IBV_EVENT_COMM_EST), EINVAL);
   resolve();
   // Bound, no IB CM id yet: notifying is accepted, disconnecting is not.
   EXPECT_EQ(rdma_notify(client_.id, IBV_EVENT_COMM_EST), 0);
-  errno = 0;
-  EXPECT_EQ(rdma_disconnect(client_.id), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_disconnect(client_.id), EINVAL);
   // The listener has an IB CM id: a LID change is noted, nothing else.
   EXPECT_EQ(rdma_notify(server_.id, IBV_EVENT_LID_CHANGE), 0);
-  errno = 0;
-  EXPECT_EQ(rdma_notify(server_.id, IBV_EVENT_COMM_EST), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_notify(server_.id, IBV_EVENT_COMM_EST), EINVAL);
   // rdma_establish needs no QP on the id.
   ASSERT_EQ(client_.make_qp(), 0);
-  errno = 0;
-  EXPECT_EQ(rdma_establish(client_.id), -1);
-  EXPECT_EQ(errno, EINVAL);
+  EXPECT_FAILS_WITH(rdma_establish(client_.id), EINVAL);
 }
 
 }  // namespace

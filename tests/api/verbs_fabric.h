@@ -47,6 +47,32 @@ inline std::vector<ibv_wc> poll_for(ibv_cq* cq, std::size_t n, int ms = 2000) {
   return out;
 }
 
+// A receive of one SGE on `qp`.
+inline int post_one_recv(ibv_qp* qp, uint64_t wr_id, ibv_sge sge) {
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  return ibv_post_recv(qp, &wr, &bad);
+}
+
+// A UD send of one SGE on `qp` through `ah` to QP `qpn`.
+inline int post_one_send(ibv_qp* qp, ibv_sge sge, ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint64_t wr_id = 0,
+                         unsigned flags = IBV_SEND_SIGNALED) {
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = flags;
+  wr.wr.ud.ah = ah;
+  wr.wr.ud.remote_qpn = qpn;
+  wr.wr.ud.remote_qkey = qkey;
+  ibv_send_wr* bad = nullptr;
+  return ibv_post_send(qp, &wr, &bad);
+}
+
 struct Host {
   ibv_context* ctx = nullptr;
   ibv_pd* pd = nullptr;
@@ -102,29 +128,13 @@ struct Host {
   }
   // Posts a receive of `len` bytes at `offset` of the buffer.
   int post_recv(uint64_t wr_id, uint32_t offset, uint32_t len, uint32_t lkey = 0) {
-    ibv_sge s{reinterpret_cast<uint64_t>(buf.data() + offset), len, lkey ? lkey : mr->lkey};
-    ibv_recv_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &s;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    return ibv_post_recv(qp, &wr, &bad);
+    return post_one_recv(qp, wr_id, {reinterpret_cast<uint64_t>(buf.data() + offset), len, lkey ? lkey : mr->lkey});
   }
   // Sends `len` bytes from `offset` of the buffer through `ah`.
   int send(ibv_ah* ah, uint32_t qpn, uint64_t wr_id, uint32_t offset, uint32_t len, unsigned flags = IBV_SEND_SIGNALED,
            uint32_t lkey = 0, uint32_t qkey = kQkey) {
-    ibv_sge s{reinterpret_cast<uint64_t>(buf.data() + offset), len, lkey ? lkey : mr->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &s;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = flags;
-    wr.wr.ud.ah = ah;
-    wr.wr.ud.remote_qpn = qpn;
-    wr.wr.ud.remote_qkey = qkey;
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(qp, &wr, &bad);
+    return post_one_send(qp, {reinterpret_cast<uint64_t>(buf.data() + offset), len, lkey ? lkey : mr->lkey}, ah, qpn,
+                         qkey, wr_id, flags);
   }
   ibv_ah* ah_to(uint16_t dlid, const ibv_gid* dgid = nullptr) {
     ibv_ah_attr a{};
