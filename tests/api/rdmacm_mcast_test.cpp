@@ -6,11 +6,7 @@
 #include <gtest/gtest.h>
 #include <rdma/rdma_cma.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstring>
-#include <functional>
-#include <thread>
 #include <utility>
 
 #include "tests/api/rdmacm_fabric.h"
@@ -144,22 +140,6 @@ TEST_F(RdmacmMcast, QpWithBlockedLoopbackCanJoin) {
   EXPECT_EQ(ev->status, 0);
   rdma_ack_cm_event(ev);
   EXPECT_EQ(leave(a), 0);
-}
-
-// Runs `call` on a thread of its own and expects it to be still waiting
-// 300 ms later, then to return `want` once `release` has run.
-void expect_waits_for(const std::function<int()>& call, const std::function<void()>& release, int want = 0) {
-  std::atomic<bool> done{false};
-  std::atomic<int> status{-2};
-  std::thread t([&] {
-    status = call();
-    done = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(done.load());
-  release();
-  t.join();
-  EXPECT_EQ(status.load(), want);
 }
 
 // rdma_leave_multicast "blocks until all of that group's events are acked".

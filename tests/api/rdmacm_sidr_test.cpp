@@ -8,6 +8,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <cstring>
+#include <thread>
 
 #include "tests/api/rdmacm_fabric.h"
 
@@ -164,6 +165,52 @@ TEST_F(RdmacmSidr, ConnectedModeCallsOnUdIds) {
   // rdma_establish needs no QP on the id.
   ASSERT_EQ(client_.make_qp(), 0);
   EXPECT_FAILS_WITH(rdma_establish(client_.id), EINVAL);
+}
+
+// The synchronous calls, as rdma-core's rdma_server/rdma_client examples
+// use them: a passive endpoint, rdma_get_request on a thread, an active
+// endpoint made in one call, rdma_connect waiting for ESTABLISHED.
+TEST_F(RdmacmSidr, SynchronousEndpoints) {
+  rdma_addrinfo hints{};
+  hints.ai_flags = RAI_PASSIVE;
+  hints.ai_port_space = RDMA_PS_UDP;
+  rdma_addrinfo* passive = nullptr;
+  ASSERT_EQ(rdma_getaddrinfo("10.1.0.2", "7175", &hints, &passive), 0);
+  ibv_qp_init_attr attr{};
+  attr.cap.max_send_wr = attr.cap.max_recv_wr = 8;
+  attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+  rdma_cm_id* listener = nullptr;
+  ASSERT_EQ(rdma_create_ep(&listener, passive, nullptr, &attr), 0);
+  rdma_freeaddrinfo(passive);
+  ASSERT_EQ(rdma_listen(listener, 1), 0);
+  rdma_cm_id* conn = nullptr;
+  std::thread server([&] {
+    ASSERT_EQ(rdma_get_request(listener, &conn), 0);
+    ASSERT_NE(conn->qp, nullptr);  // made from the endpoint's attributes
+    EXPECT_EQ(conn->event->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+    EXPECT_EQ(rdma_accept(conn, nullptr), 0);
+  });
+
+  hints = {};
+  hints.ai_port_space = RDMA_PS_UDP;
+  rdma_addrinfo* active = nullptr;
+  ASSERT_EQ(rdma_getaddrinfo("10.1.0.2", "7175", &hints, &active), 0);
+  rdma_cm_id* id = nullptr;
+  ibv_qp_init_attr client_attr = attr;
+  ASSERT_EQ(rdma_create_ep(&id, active, nullptr, &client_attr), 0);
+  rdma_freeaddrinfo(active);
+  ASSERT_NE(id->qp, nullptr);
+  EXPECT_NE(id->send_cq, nullptr);  // rdma_verbs.h's helpers poll these
+  EXPECT_EQ(id->route.num_paths, 1);
+  ASSERT_EQ(rdma_connect(id, nullptr), 0);
+  server.join();
+  ASSERT_NE(id->event, nullptr);
+  EXPECT_EQ(id->event->event, RDMA_CM_EVENT_ESTABLISHED);
+  ASSERT_NE(conn, nullptr);
+  EXPECT_EQ(id->event->param.ud.qp_num, conn->qp->qp_num);
+  rdma_destroy_ep(id);
+  rdma_destroy_ep(conn);
+  rdma_destroy_ep(listener);
 }
 
 }  // namespace
