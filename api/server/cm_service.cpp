@@ -53,11 +53,6 @@ enum class CmService::State : uint8_t {
   Connected,
 };
 
-struct CmService::Client {
-  fabric::Hca* home = nullptr;
-  uint32_t pid = 0;
-};
-
 struct CmService::Channel {
   int fd = -1;
   Client* owner = nullptr;
@@ -65,6 +60,12 @@ struct CmService::Channel {
   ~Channel() {
     if (fd >= 0) ::close(fd);
   }
+};
+
+struct CmService::Client {
+  fabric::Hca* home = nullptr;
+  uint32_t pid = 0;
+  std::vector<std::unique_ptr<Channel>> retired;  // destroyed channels, open until the client goes
 };
 
 struct CmService::Join {
@@ -304,6 +305,11 @@ int64_t CmService::destroy_channel(Client& c, uint32_t handle) {
   for (const auto& [h, id] : ids_)
     if (id->channel == handle) return -EBUSY;
   backlogged_ -= it->second->backlog.size();
+  // The engine's end stays open until the client goes: a thread of the
+  // client still blocked in rdma_get_cm_event on the channel must go on
+  // waiting, as it would in the kernel, not wake up to an end of file.
+  c.retired.push_back(std::move(it->second));
+  c.retired.back()->backlog.clear();
   channels_.erase(it);
   return 0;
 }
@@ -789,9 +795,7 @@ void CmService::send_sidr(Id& id) {
   req.p_key = id.pkey;
   req.service_id = id.service_id;
   req.private_data = id.req_data;
-  std::array<uint8_t, wire::kMadSize> m{};
-  mad::make_cm_mad(m, mad::SidrReq::kAttributeId, id.request_id);
-  req.pack(mad::cm_data(std::span<uint8_t, wire::kMadSize>(m)));
+  const mad::CmMad m = mad::make_cm_mad(id.request_id, req);
   fabric::MadAddress to;
   to.lid = id.path->dlid;
   to.sl = id.path->sl;
@@ -822,7 +826,7 @@ void CmService::on_cm_mad(fabric::Hca& hca, uint8_t port, const fabric::MadAddre
 
 void CmService::sidr_request(fabric::Hca& hca, uint8_t port, const fabric::MadAddress& from,
                              std::span<const uint8_t> mad) {
-  const mad::SidrReq req = mad::SidrReq::unpack(mad::cm_data(mad.first<wire::kMadSize>()));
+  const mad::SidrReq req = mad::SidrReq::unpack(mad.subspan<mad::kCmDataOffset, mad::kCmDataSize>());
   const uint64_t tid = wire::load_be64(&mad[8]);
   // A retry of a REQ still waiting for its answer.
   for (const auto& [h, id] : ids_)
@@ -843,7 +847,7 @@ void CmService::sidr_request(fabric::Hca& hca, uint8_t port, const fabric::MadAd
   }
   const auto header = cm::unpack_header(std::span<const uint8_t, cm::kHeaderSize>(req.private_data.data(), cm::kHeaderSize));
   if (!listener || (req.service_id >> 32) != 0 || !header) {
-    sidr_rep_to(hca, port, from, tid, req.request_id, req.service_id, mad::sidr_status::kServiceIdNotSupported, 0, 0, {});
+    sidr_rep_to(hca, port, from, tid, req.request_id, req.service_id, mad::sidr_status::kSidNotSupported, 0, 0, {});
     return;
   }
   auto conn = std::make_unique<Id>();
@@ -906,14 +910,12 @@ void CmService::sidr_rep_to(fabric::Hca& hca, uint8_t port, const fabric::MadAdd
   rep.service_id = service_id;
   rep.q_key = qkey;
   std::copy_n(private_data.begin(), std::min(private_data.size(), rep.private_data.size()), rep.private_data.begin());
-  std::array<uint8_t, wire::kMadSize> m{};
-  mad::make_cm_mad(m, mad::SidrRep::kAttributeId, tid);
-  rep.pack(mad::cm_data(std::span<uint8_t, wire::kMadSize>(m)));
+  const mad::CmMad m = mad::make_cm_mad(tid, rep);
   hca.send_mad(stack(hca).ports.at(port - 1u).cm->id(), to, m, /*keep_tid=*/true);
 }
 
 void CmService::sidr_reply(std::span<const uint8_t> mad) {
-  const mad::SidrRep rep = mad::SidrRep::unpack(mad::cm_data(mad.first<wire::kMadSize>()));
+  const mad::SidrRep rep = mad::SidrRep::unpack(mad.subspan<mad::kCmDataOffset, mad::kCmDataSize>());
   auto out = sidr_out_.find(rep.request_id);
   if (out == sidr_out_.end()) return;
   auto it = ids_.find(out->second);

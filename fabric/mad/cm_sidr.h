@@ -1,69 +1,97 @@
 #pragma once
-// The Communication Management class's Service ID Resolution messages
-// (IBTA 12.11: SIDR_REQ 0x0017, SIDR_REP 0x0018), which rdma_cm uses to
-// "connect" UD ids. Both fill the 232 bytes after the common MAD header;
-// they travel as method Send (0x03) on QP1, class 0x07 version 2, and the
-// REP carries the REQ's TID.
+// Service ID Resolution messages of the Communication Manager (IBTA 1.3
+// vol 1, chapter 12; management class 0x07, ClassVersion 2, method Send):
+// what rdma_cm's UD ids exchange to learn a remote QPN and Q_Key. Each
+// message is the 232 bytes of MAD data after the 24-byte common MAD header.
+//
+// SIDR_REQ (attribute 0x0017), offsets within the 232 bytes:
+//   0 RequestID(32)   4 P_Key(16)   6 reserved(16)   8 ServiceID(64)
+//  16 PrivateData(216 bytes)
+// SIDR_REP (attribute 0x0018):
+//   0 RequestID(32)   4 Status(8)   5 AdditionalInfoLength(8)
+//   6 reserved(16)    8 QPN(24) reserved(8)   12 ServiceID(64)
+//  20 Q_Key(32)      24 AdditionalInfo(72 bytes)   96 PrivateData(136 bytes)
+// IBTA 1.4 puts a VendorID in SIDR_REP bytes 6-7 and 11 (Linux's
+// CM_SIDR_REP_VENDOR_ID_H/L); it is written as zero and not read here.
+// Reserved bytes are written as zero and ignored on reading.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include "fabric/wire/mad_header.h"
+
 namespace ibfab::mad {
 
-inline constexpr uint8_t kCmClass = 0x07;
+inline constexpr uint8_t kCmClass = wire::mgmt_class::kComMgt;
 inline constexpr uint8_t kCmClassVersion = 2;
-inline constexpr std::size_t kCmDataOffset = 24;
-inline constexpr std::size_t kCmDataSize = 232;
+inline constexpr std::size_t kCmDataOffset = wire::MadHeader::kSize;
+inline constexpr std::size_t kCmDataSize = wire::kMadSize - kCmDataOffset;  // 232
 
+using CmMad = std::array<uint8_t, wire::kMadSize>;
+using CmData = std::span<uint8_t, kCmDataSize>;
+using ConstCmData = std::span<const uint8_t, kCmDataSize>;
+
+// SIDR_REP Status.
 namespace sidr_status {
-inline constexpr uint8_t kValid = 0;
-inline constexpr uint8_t kServiceIdNotSupported = 1;
-inline constexpr uint8_t kRejected = 2;
-inline constexpr uint8_t kNoQp = 3;
-inline constexpr uint8_t kRedirect = 4;
-inline constexpr uint8_t kVersionNotSupported = 5;
+inline constexpr uint8_t kValid = 0;                // QPN and Q_Key are valid
+inline constexpr uint8_t kSidNotSupported = 1;      // no listener for the ServiceID
+inline constexpr uint8_t kRejected = 2;             // the service refused
+inline constexpr uint8_t kNoQp = 3;                 // no QP for the service now
+inline constexpr uint8_t kRedirect = 4;             // ClassPortInfo in AdditionalInfo
+inline constexpr uint8_t kVersionNotSupported = 5;  // an unsupported service version
 }  // namespace sidr_status
 
 struct SidrReq {
   static constexpr uint16_t kAttributeId = 0x0017;
+  static constexpr std::size_t kSize = kCmDataSize;
+  static constexpr std::size_t kPrivateDataOffset = 16;
   static constexpr std::size_t kPrivateDataSize = 216;
+
   uint32_t request_id = 0;
   uint16_t p_key = 0;
   uint64_t service_id = 0;
   std::array<uint8_t, kPrivateDataSize> private_data{};
 
-  void pack(std::span<uint8_t, kCmDataSize> out) const;
-  static SidrReq unpack(std::span<const uint8_t, kCmDataSize> in);
+  void pack(std::span<uint8_t, kSize> out) const;
+  static SidrReq unpack(std::span<const uint8_t, kSize> in);
+
   friend bool operator==(const SidrReq&, const SidrReq&) = default;
 };
 
 struct SidrRep {
   static constexpr uint16_t kAttributeId = 0x0018;
+  static constexpr std::size_t kSize = kCmDataSize;
+  static constexpr std::size_t kAdditionalInfoOffset = 24;
   static constexpr std::size_t kAdditionalInfoSize = 72;
+  static constexpr std::size_t kPrivateDataOffset = 96;
   static constexpr std::size_t kPrivateDataSize = 136;
+
   uint32_t request_id = 0;
-  uint8_t status = 0;  // sidr_status
-  uint8_t additional_info_length = 0;
-  uint32_t qpn = 0;    // 24 bits
+  uint8_t status = sidr_status::kValid;
+  uint8_t additional_info_length = 0;  // as on the wire; the IBTA allows 0..72
+  uint32_t qpn = 0;                    // 24 bits; pack masks it
   uint64_t service_id = 0;
   uint32_t q_key = 0;
-  std::array<uint8_t, kAdditionalInfoSize> additional_info{};  // ClassPortInfo when redirecting
+  std::array<uint8_t, kAdditionalInfoSize> additional_info{};
   std::array<uint8_t, kPrivateDataSize> private_data{};
 
-  void pack(std::span<uint8_t, kCmDataSize> out) const;
-  static SidrRep unpack(std::span<const uint8_t, kCmDataSize> in);
+  void pack(std::span<uint8_t, kSize> out) const;
+  static SidrRep unpack(std::span<const uint8_t, kSize> in);
+
   friend bool operator==(const SidrRep&, const SidrRep&) = default;
 };
 
-// A fresh CM MAD: zeroed, then BaseVersion 1, class 0x07, version 2,
-// method Send, `tid` and `attribute_id`; the message goes in cm_data().
-void make_cm_mad(std::span<uint8_t, 256> mad, uint16_t attribute_id, uint64_t tid);
-inline std::span<uint8_t, kCmDataSize> cm_data(std::span<uint8_t, 256> mad) {
-  return mad.subspan<kCmDataOffset, kCmDataSize>();
+// The message bytes of a whole CM MAD.
+inline CmData cm_data(CmMad& mad) { return CmData(mad.data() + kCmDataOffset, kCmDataSize); }
+inline ConstCmData cm_data(const CmMad& mad) {
+  return ConstCmData(mad.data() + kCmDataOffset, kCmDataSize);
 }
-inline std::span<const uint8_t, kCmDataSize> cm_data(std::span<const uint8_t, 256> mad) {
-  return mad.subspan<kCmDataOffset, kCmDataSize>();
-}
+
+// A whole CM MAD: BaseVersion 1, class 0x07, ClassVersion 2, method Send,
+// status 0, `tid`, the message's AttributeID, AttributeModifier 0, then
+// the message.
+CmMad make_cm_mad(uint64_t tid, const SidrReq& req);
+CmMad make_cm_mad(uint64_t tid, const SidrRep& rep);
 
 }  // namespace ibfab::mad

@@ -2,14 +2,19 @@
 // files it writes. IBFAB_BINARY is the built binary.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -35,6 +40,43 @@ Result ibfab(const std::string& args) { return sh(std::string(IBFAB_BINARY) + " 
 std::string tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Starts `ibfab serve ARGS` on a private socket and returns what it printed
+// (stdout and stderr) up to its "ready" line, or all of it if it ended or
+// 60 s passed first; then stops it with SIGTERM.
+std::string serve_until_ready(const std::vector<std::string>& args) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "(no pipe)";
+  std::vector<std::string> argv = {IBFAB_BINARY, "serve", "--socket", tmp("serve-" + std::to_string(::getpid()) + ".sock")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    std::vector<char*> a;
+    for (std::string& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (out.find("ready\n") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (::poll(&p, 1, 1000) <= 0) continue;
+    std::array<char, 4096> buf;
+    const ssize_t n = ::read(fds[0], buf.data(), buf.size());
+    if (n <= 0) break;
+    out.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  ::close(fds[0]);
+  return out;
+}
 
 TEST(Cli, TopoShowPrintsTheCountsOfA3LevelFatTree) {
   const Result r = ibfab("topo show fat-tree:3:36");
@@ -222,6 +264,76 @@ TEST(Cli, CompareNeedsTwoKnownPolicies) {
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("minhop"), std::string::npos);
   EXPECT_NE(r.out.find("updn"), std::string::npos);
+}
+
+TEST(Cli, TopoShowListsTheAddresses) {
+  const Result r = ibfab("topo show fat-tree:2:4 --addresses");
+  EXPECT_EQ(r.status, 0) << r.out;
+  // After the counts: a heading, then one line per HCA port.
+  const std::size_t heading = r.out.find("addresses 8 ports (NODE PORT IPV4 IPV6); multicast route: port 1\n");
+  ASSERT_NE(heading, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("diameter  "), heading);
+  EXPECT_NE(r.out.find("\n          H1 1 10.1.0.1/16 fd00:0:0:1::1/64\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n          H8 1 10.1.0.8/16 fd00:0:0:1::8/64\n"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin() + static_cast<std::ptrdiff_t>(heading), r.out.end(), '\n'), 9) << r.out;
+  EXPECT_EQ(ibfab("topo show fat-tree:2:4").out.find("addresses"), std::string::npos) << "only when asked";
+}
+
+TEST(Cli, TopoShowPreviewsIpAndMcastRoute) {
+  const Result r = ibfab("topo show fat-tree:2:4 --addresses --ip H2=192.168.0.2/24 --ip H3:1=fd01::3 "
+                         "--mcast-route none");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("multicast route: none\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("          H2 1 192.168.0.2/24 fd00:0:0:1::2/64\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("          H3 1 10.1.0.3/16 fd01::3/64\n"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadIpIsOneLineAndExitTwo) {
+  Result r = ibfab("topo show fat-tree:2:4 --addresses --ip H1:2=10.0.0.1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: address override 'H1:2=10.0.0.1': 'H1' has no port 2 (its ports: 1)\n");
+  r = ibfab("topo show fat-tree:2:4 --addresses --ip H2=10.1.0.1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: address override 'H2=10.1.0.1': 10.1.0.1 is also the address of H1[1]\n");
+  r = ibfab("topo show fat-tree:2:4 --ip H1=10.0.0.1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--ip requires --addresses"), std::string::npos) << r.out;
+  r = ibfab("topo show fat-tree:2:4 --addresses --mcast-route 3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--mcast-route"), std::string::npos) << r.out;
+  // serve refuses it before it listens.
+  r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("bad-ip.sock") + " --ip H9=10.0.0.1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: address override 'H9=10.0.0.1': no node named 'H9'\n");
+  EXPECT_FALSE(std::filesystem::exists(tmp("bad-ip.sock")));
+}
+
+TEST(Cli, ServeSaNoSendOnlyNeedsTheBuiltinSm) {
+  const Result r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("no-sofm.sock") + " --sm none --sa-no-send-only");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--sa-no-send-only"), std::string::npos) << r.out;
+  EXPECT_NE(ibfab("serve --help").out.find("--sa-no-send-only"), std::string::npos);
+}
+
+TEST(Cli, ServeListsTheAddressesBeforeReady) {
+  const std::string out = serve_until_ready({"--topology", "fat-tree:2:4", "--ip", "H2=fd00::2", "--sa-no-send-only"});
+  const std::size_t first = out.find("address H1 1 10.1.0.1/16 fd00:0:0:1::1/64\n");
+  ASSERT_NE(first, std::string::npos) << out;
+  EXPECT_NE(out.find("address H2 1 10.1.0.2/16 fd00::2/64\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("address H8 1 10.1.0.8/16 fd00:0:0:1::8/64\n"), std::string::npos) << out;
+  const std::size_t ready = out.find("\nready\n");
+  ASSERT_NE(ready, std::string::npos) << out;
+  EXPECT_LT(first, ready);
+  std::size_t lines = 0;
+  for (std::size_t at = out.find("\naddress "); at != std::string::npos; at = out.find("\naddress ", at + 1)) ++lines;
+  EXPECT_EQ(lines, 8u) << out;
+}
+
+TEST(Cli, ServeCountsTheAddressesOfMoreThan64Hosts) {
+  const std::string out = serve_until_ready({"--topology", "fat-tree:2:12"});  // 72 hosts
+  EXPECT_NE(out.find("\naddresses: 72 ports (ibfab topo show --addresses lists them)\nready\n"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("\naddress "), std::string::npos) << out;
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Runs one real Debian program against `ibfab serve` and checks its output.
 
-usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--copies N] [--pcap-expect REGEX]
+usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--serve-arg ARG]... [--copies N] [--pcap-expect REGEX]
                  [--count REGEX N]
                  [--background BGNODE BGPROGRAM... --wait-for REGEX [--listening]
-                  [--background-expect REGEX] [--kill-first]] -- PROGRAM ARGS...
+                  [--line-buffered] [--background-expect REGEX] [--kill-first]] -- PROGRAM ARGS...
 
 Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
-`--sm none` for --sm-none), waits for "ready", optionally starts BGPROGRAM
+`--sm none` for --sm-none, and each --serve-arg), waits for "ready", optionally starts BGPROGRAM
 under `IBFAB exec --node BGNODE` and waits until its output matches REGEX
 (e.g. opensm's "SUBNET UP"), runs PROGRAM under `IBFAB exec --node NODE`,
 and passes when the program exits 0 and its output matches every
@@ -18,6 +18,8 @@ output must match REGEX. With --copies N, N copies of PROGRAM run
 at once, on the hosts of NODE (a comma-separated list) in turn, and each
 must pass, within 90 s. Everything is stopped with SIGTERM afterwards.
 
+With --line-buffered, BGPROGRAM runs under `stdbuf -oL` (mckey prints
+with printf, and its "joined" line must be seen while it runs).
 With --listening, BGPROGRAM runs under `stdbuf -oL`, so that what it
 prints reaches the pipe line by line (ibv_ud_pingpong and perftest print
 their banners with printf and wait for a client without flushing), and
@@ -117,6 +119,7 @@ def main():
     options = sys.argv[5:split]
     program = sys.argv[split + 1:]
     sm_none = "--sm-none" in options
+    serve_args = [options[i + 1] for i, o in enumerate(options) if o == "--serve-arg"]
     copies = int(options[options.index("--copies") + 1]) if "--copies" in options else 1
     pcap_expect = options[options.index("--pcap-expect") + 1] if "--pcap-expect" in options else None
     count = None
@@ -140,7 +143,7 @@ def main():
         sock = os.path.join(tmp, "ibfab.sock")
         capture = os.path.join(tmp, "capture.erf")
         serve = subprocess.Popen([ibfab, "serve", "--topology", topology, "--socket", sock]
-                                 + (["--sm", "none"] if sm_none else [])
+                                 + (["--sm", "none"] if sm_none else []) + serve_args
                                  + (["--pcap", capture] if pcap_expect else []),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         served = Output(serve.stdout)
@@ -153,7 +156,7 @@ def main():
             def start_background():
                 # Line buffering only for the servers that need it: OpenSM's
                 # -d2 log written a line at a time would slow it down.
-                line_buffered = ["stdbuf", "-oL"] if "--listening" in options else []
+                line_buffered = ["stdbuf", "-oL"] if "--listening" in options or "--line-buffered" in options else []
                 p = subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", background[0], "--"]
                                      + line_buffered + background[1:],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)

@@ -46,6 +46,11 @@ void Commands::add_to(CLI::App& app) {
 
   CLI::App* show = topo->add_subcommand("show", "Print a topology's nodes, switches, links and diameter");
   show->add_option("SPEC", spec_, kSpecHelp)->required();
+  CLI::Option* addresses =
+      show->add_flag("--addresses", addresses_,
+                     "Also list every HCA port's IPv4 and IPv6 address, as `ibfab serve` gives them\n"
+                     "(with --ip and --mcast-route as serve would take them)");
+  add_address_options(show, addresses);
   show->callback([this] { chosen_ = [this] { return topo_show(); }; });
 
   CLI::App* dot = topo->add_subcommand("dot", "Write a topology as a Graphviz DOT picture");
@@ -83,6 +88,32 @@ void Commands::add_to(CLI::App& app) {
 
 int Commands::run() { return chosen_ ? chosen_() : 2; }
 
+void Commands::add_address_options(CLI::App* cmd, CLI::Option* needs) {
+  CLI::Option* ip = cmd->add_option("--ip", ip_overrides_,
+                  "Give port PORT (default 1) of host NODE this IPv4 or IPv6 address in place of\n"
+                  "its default of that family (port P of the h-th host: 10.P.(h/256).(h%256)/16 and\n"
+                  "fd00:0:0:P::h/64); LEN defaults to 16 (IPv4) or 64 (IPv6). Repeatable")
+      ->type_name("NODE[:PORT]=ADDR[/LEN]");
+  CLI::Option* route = cmd->add_option("--mcast-route", mcast_route_,
+                  "The port multicast destinations (224.0.0.0/4, ff00::/8) leave by, or none:\n"
+                  "no multicast route (rdma_cm then needs a source address to join a group)")
+      ->type_name("PORT|none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"1", "2", "none"}));
+  if (needs) {
+    ip->needs(needs);
+    route->needs(needs);
+  }
+}
+
+topo::AddressOptions Commands::address_options() const {
+  topo::AddressOptions o;
+  o.overrides = ip_overrides_;
+  if (mcast_route_ == "none") o.mcast_route_port.reset();
+  else o.mcast_route_port = static_cast<uint8_t>(std::stoi(mcast_route_));
+  return o;
+}
+
 int Commands::topo_gen() {
   const topo::Topology t = topo::load_topology(spec_);
   to_output(output_, [&](std::ostream& out) { topo::write_netfile(out, t); });
@@ -97,6 +128,8 @@ int Commands::topo_dot() {
 
 int Commands::topo_show() {
   const topo::Topology t = topo::load_topology(spec_);
+  // Built first, so that a bad --ip prints nothing but its error.
+  const topo::AddressPlan plan = addresses_ ? topo::AddressPlan(t, address_options()) : topo::AddressPlan();
   const topo::TopologyStats s = topo::compute_stats(t);
   std::map<std::string, std::size_t> rates;
   for (const topo::LinkDesc& l : t.links()) ++rates[l.rate.str()];
@@ -112,6 +145,11 @@ int Commands::topo_show() {
   for (const auto& [rate, n] : rates) std::cout << "          " << n << " x " << rate << "\n";
   if (s.connected) std::cout << "diameter  " << s.diameter << " hops (host to host)\n";
   else std::cout << "diameter  - (not connected)\n";
+  if (addresses_) {
+    std::cout << "addresses " << plan.ports().size() << " ports (NODE PORT IPV4 IPV6); multicast route: "
+              << (mcast_route_ == "none" ? "none" : "port " + mcast_route_) << "\n";
+    for (const std::string& line : plan.lines(t)) std::cout << "          " << line << "\n";
+  }
   return 0;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "fabric/topology/address_plan.h"
+
 namespace ibfab::cli {
 
 class Commands {
@@ -22,6 +24,10 @@ class Commands {
   int topo_dot();
   int run_scenario();
   void add_serve_exec(CLI::App& app);  // serve_exec.cpp
+  // --ip and --mcast-route on `cmd` (topo show, serve), needing the option
+  // `needs` when given, and what they ask for.
+  void add_address_options(CLI::App* cmd, CLI::Option* needs = nullptr);
+  topo::AddressOptions address_options() const;
   int serve();
   int exec();
 
@@ -32,11 +38,16 @@ class Commands {
   std::string compare_;
   std::string dot_dir_;
   bool json_ = false, update_ = false;
+  // topo show --addresses / serve: the ports' IP addresses
+  bool addresses_ = false;
+  std::vector<std::string> ip_overrides_;
+  std::string mcast_route_ = "1";
   uint64_t seed_ = 0;
   bool seed_given_ = false;
   // serve / exec
   std::string socket_, sm_ = "builtin", sm_node_, node_;
   int64_t rx_grace_us_ = 10000;
+  bool sa_no_send_only_ = false;
   std::vector<std::string> command_;
 };
 

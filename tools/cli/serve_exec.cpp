@@ -15,11 +15,15 @@
 #include "api/client/session.h"
 #include "api/server/engine.h"
 #include "api/client/socket_path.h"
+#include "fabric/topology/topology_spec.h"
 #include "tools/cli/commands.h"
 
 namespace ibfab::cli {
 
 namespace {
+
+// Up to this many hosts, `serve` lists every port's addresses.
+constexpr std::size_t kListedHosts = 64;
 
 std::atomic<bool> g_stop{false};
 
@@ -44,6 +48,10 @@ void Commands::add_serve_exec(CLI::App& app) {
                     "(wall time; 0: at once, as hardware)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1'000'000));
+  add_address_options(serve);
+  serve->add_flag("--sa-no-send-only", sa_no_send_only_,
+                  "The built-in SA refuses JoinState 0x8 (SendOnlyFullMember) with status 0x0200 and\n"
+                  "leaves it out of its ClassPortInfo, as OpenSM before 3.3.21 did");
   serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
 
   CLI::App* exec = app.add_subcommand("exec", "Run an unmodified program attached to a host of a served fabric");
@@ -60,6 +68,14 @@ int Commands::serve() {
   o.sm_node = sm_node_;
   o.pcap = pcap_;
   o.rx_grace_us = rx_grace_us_;
+  o.addresses = address_options();
+  o.sa_send_only_full = !sa_no_send_only_;
+  if (sa_no_send_only_ && !o.builtin_sm)
+    throw std::runtime_error("--sa-no-send-only shapes the built-in SM's SA: it has no effect with --sm none");
+  // The plan the engine will make, made here first: a bad --ip stops serve
+  // before it starts, and the addresses are listed from it.
+  const topo::Topology topology = topo::load_topology(spec_);
+  const topo::AddressPlan plan(topology, o.addresses);
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
   api::Engine engine(o);
   const std::string path = socket_.empty() ? api::default_socket_path() : socket_;
@@ -75,6 +91,11 @@ int Commands::serve() {
     ::close(fd);
     ::unlink(path.c_str());
     throw std::runtime_error(e);
+  }
+  if (topology.hca_count() <= kListedHosts) {
+    for (const std::string& line : plan.lines(topology)) std::cout << "address " << line << "\n";
+  } else {
+    std::cout << "addresses: " << plan.ports().size() << " ports (ibfab topo show --addresses lists them)\n";
   }
   std::cout << "ready" << std::endl;
   engine.serve(fd, g_stop);

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""rdma_cm join figures in served mode (issue 6), wall time.
+
+usage: rdmacm_joins.py IBFAB LOAD [--topology SPEC] [--processes N] [--groups G] [--runs R] [--sm builtin|opensm]
+
+Starts `IBFAB serve` (the built-in SM, or OpenSM 3.3.23 with --sm opensm:
+the same workload against the anchor's SA), then:
+  latency:    one process (rdmacm_join_load, through ibfab's librdmacm)
+              joins 200 groups one after another; each join is timed from
+              rdma_join_multicast_ex to its MULTICAST_JOIN event;
+  throughput: N processes (default 64), each on its own host, start
+              together and each join the same G groups (default 16) one
+              after another; joins/s = N*G / (last end - first start).
+Prints the median and p99 join latency of both, and the median joins/s
+over R runs (default 3).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100.0 * (len(values) - 1))))]
+
+
+class Served:
+    def __init__(self, ibfab, topology, sm):
+        self.dir = tempfile.mkdtemp(prefix="ibfab-joins-")
+        self.sock = os.path.join(self.dir, "ibfab.sock")
+        self.ibfab = ibfab
+        args = [ibfab, "serve", "--topology", topology, "--socket", self.sock]
+        if sm == "opensm":
+            args += ["--sm", "none"]
+        self.engine = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for line in self.engine.stdout:
+            if line.strip() == "ready":
+                break
+        self.opensm = None
+        if sm == "opensm":
+            env = dict(os.environ, OSM_CACHE_DIR=self.dir, OSM_TMP_DIR=self.dir)
+            self.opensm = subprocess.Popen(
+                [ibfab, "exec", "--node", "H1", "--socket", self.sock, "--", "opensm", "-f", os.path.join(self.dir, "osm.log")],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+            for line in self.opensm.stdout:
+                if "SUBNET UP" in line:
+                    break
+            time.sleep(2)  # the hosts' IPoIB joins, which follow the ports going Active
+
+    def run(self, node, *args):
+        return subprocess.Popen([self.ibfab, "exec", "--node", node, "--socket", self.sock, "--", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def stop(self):
+        for p in (self.opensm, self.engine):
+            if p:
+                p.terminate()
+                p.wait()
+
+
+def collect(procs):
+    joins, spans = [], []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        if p.returncode != 0:
+            sys.exit("rdmacm_join_load failed: " + err.strip())
+        for line in out.splitlines():
+            f = line.split()
+            if f[0] == "join":
+                joins.append(float(f[1]))
+            elif f[0] == "span":
+                spans.append((int(f[1]), int(f[2])))
+    return joins, spans
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("ibfab")
+    ap.add_argument("load")
+    ap.add_argument("--topology", default="fat-tree:2:16")
+    ap.add_argument("--processes", type=int, default=64)
+    ap.add_argument("--groups", type=int, default=16)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sm", default="builtin", choices=["builtin", "opensm"])
+    a = ap.parse_args()
+    served = Served(a.ibfab, a.topology, a.sm)
+    try:
+        single = []
+        for run in range(a.runs):
+            joins, _ = collect([served.run("H2", a.load, "200", "239.10.%d.1" % run)])
+            single += joins
+        rates, loaded = [], []
+        for run in range(a.runs):
+            start_at = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + 1_500_000_000
+            procs = [served.run("H%d" % (i + 1), a.load, str(a.groups), "239.20.%d.1" % run, str(start_at))
+                     for i in range(a.processes)]
+            joins, spans = collect(procs)
+            loaded += joins
+            seconds = (max(e for _, e in spans) - min(s for s, _ in spans)) / 1e9
+            rates.append(len(joins) / seconds)
+        print("rdma_cm joins, served, %s, SA: %s" % (a.topology, "OpenSM 3.3.23" if a.sm == "opensm" else "built-in"))
+        print("  one process, %d joins: median %.1f us, p99 %.1f us" %
+              (len(single), statistics.median(single), percentile(single, 99)))
+        print("  %d processes x %d groups: median %.0f joins/s over %d runs (%s); join latency median %.1f us, p99 %.1f us" %
+              (a.processes, a.groups, statistics.median(rates), a.runs, ", ".join("%.0f" % r for r in rates),
+               statistics.median(loaded), percentile(loaded, 99)))
+    finally:
+        served.stop()
+
+
+if __name__ == "__main__":
+    main()
