@@ -172,9 +172,9 @@ IBFAB_RDMACM_EXPORT int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_e
     const ssize_t n = ::recv(channel->fd, &e, sizeof e, 0);
     if (n < 0) return -1;
     if (n == 0) {
-      // The engine closed its end: the engine is gone (ENODEV), or the
-      // application destroyed the channel under this call, which then
-      // waits, as a read of the kernel's rdma_cm file would, for ever.
+      // No one holds the other end any more: the application destroyed the
+      // channel under this call, which then waits for ever, as a read of
+      // the kernel's rdma_cm file would; or the engine is gone (ENODEV).
       client::CmLink* link = client::CmLink::get();
       if (!link || !link->alive()) return fail(ENODEV);
       for (;;) ::pause();
