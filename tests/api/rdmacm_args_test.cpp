@@ -103,11 +103,7 @@ TEST_F(RdmacmArgs, NonBlockingChannelGivesEagain) {
 }
 
 TEST_F(RdmacmArgs, GetaddrinfoPassiveAndActive) {
-  rdma_addrinfo hints{};
-  hints.ai_flags = RAI_PASSIVE;
-  hints.ai_port_space = RDMA_PS_UDP;
-  rdma_addrinfo* res = nullptr;
-  ASSERT_EQ(rdma_getaddrinfo("10.1.0.1", "7174", &hints, &res), 0);
+  rdma_addrinfo* res = cm_addrinfo("10.1.0.1", "7174", true);
   ASSERT_NE(res, nullptr);
   EXPECT_EQ(res->ai_flags, RAI_PASSIVE);
   EXPECT_EQ(res->ai_family, AF_INET);
@@ -121,9 +117,8 @@ TEST_F(RdmacmArgs, GetaddrinfoPassiveAndActive) {
   EXPECT_EQ(res->ai_route_len, 0u);
   rdma_freeaddrinfo(res);
 
-  hints = {};
-  hints.ai_port_space = RDMA_PS_TCP;
-  ASSERT_EQ(rdma_getaddrinfo("10.1.0.2", "7471", &hints, &res), 0);
+  res = cm_addrinfo("10.1.0.2", "7471", false, RDMA_PS_TCP);
+  ASSERT_NE(res, nullptr);
   EXPECT_EQ(res->ai_flags, 0);
   EXPECT_EQ(res->ai_qp_type, IBV_QPT_RC);
   EXPECT_EQ(res->ai_port_space, RDMA_PS_TCP);

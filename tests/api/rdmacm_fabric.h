@@ -47,6 +47,16 @@ inline sockaddr_in ipv4(const char* text, uint16_t port = 0) {
   return a;
 }
 
+// rdma_getaddrinfo for `node`:`service` in port space `ps`, passive or
+// active; nullptr when it fails.
+inline rdma_addrinfo* cm_addrinfo(const char* node, const char* service, bool passive, int ps = RDMA_PS_UDP) {
+  rdma_addrinfo hints{};
+  hints.ai_flags = passive ? RAI_PASSIVE : 0;
+  hints.ai_port_space = ps;
+  rdma_addrinfo* res = nullptr;
+  return rdma_getaddrinfo(node, service, &hints, &res) == 0 ? res : nullptr;
+}
+
 inline sockaddr* sa(sockaddr_in& a) { return reinterpret_cast<sockaddr*>(&a); }
 
 // The next event on `ch` within `ms`, or nullptr.

@@ -171,11 +171,8 @@ TEST_F(RdmacmSidr, ConnectedModeCallsOnUdIds) {
 // use them: a passive endpoint, rdma_get_request on a thread, an active
 // endpoint made in one call, rdma_connect waiting for ESTABLISHED.
 TEST_F(RdmacmSidr, SynchronousEndpoints) {
-  rdma_addrinfo hints{};
-  hints.ai_flags = RAI_PASSIVE;
-  hints.ai_port_space = RDMA_PS_UDP;
-  rdma_addrinfo* passive = nullptr;
-  ASSERT_EQ(rdma_getaddrinfo("10.1.0.2", "7175", &hints, &passive), 0);
+  rdma_addrinfo* passive = cm_addrinfo("10.1.0.2", "7175", true);
+  ASSERT_NE(passive, nullptr);
   ibv_qp_init_attr attr{};
   attr.cap.max_send_wr = attr.cap.max_recv_wr = 8;
   attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
@@ -191,10 +188,8 @@ TEST_F(RdmacmSidr, SynchronousEndpoints) {
     EXPECT_EQ(rdma_accept(conn, nullptr), 0);
   });
 
-  hints = {};
-  hints.ai_port_space = RDMA_PS_UDP;
-  rdma_addrinfo* active = nullptr;
-  ASSERT_EQ(rdma_getaddrinfo("10.1.0.2", "7175", &hints, &active), 0);
+  rdma_addrinfo* active = cm_addrinfo("10.1.0.2", "7175", false);
+  ASSERT_NE(active, nullptr);
   rdma_cm_id* id = nullptr;
   ibv_qp_init_attr client_attr = attr;
   ASSERT_EQ(rdma_create_ep(&id, active, nullptr, &client_attr), 0);
