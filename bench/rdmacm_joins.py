@@ -43,12 +43,13 @@ class Served:
         self.opensm = None
         if sm == "opensm":
             env = dict(os.environ, OSM_CACHE_DIR=self.dir, OSM_TMP_DIR=self.dir)
+            log = os.path.join(self.dir, "osm.log")
             self.opensm = subprocess.Popen(
-                [ibfab, "exec", "--node", "H1", "--socket", self.sock, "--", "opensm", "-f", os.path.join(self.dir, "osm.log")],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-            for line in self.opensm.stdout:
-                if "SUBNET UP" in line:
-                    break
+                [ibfab, "exec", "--node", "H1", "--socket", self.sock, "--", "opensm", "-f", log],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            deadline = time.time() + 60
+            while time.time() < deadline and not (os.path.exists(log) and "SUBNET UP" in open(log).read()):
+                time.sleep(0.2)
             time.sleep(2)  # the hosts' IPoIB joins, which follow the ports going Active
 
     def run(self, node, *args):

@@ -49,14 +49,15 @@ struct CmCreateId {
 // `arg`), CmResolveRoute (timeout_ms in `arg`), CmReject (private data in
 // CmConnect), CmQueryId (info about the id), CmInitQpAttr (`arg` = the
 // ibv_qp_state wanted; info's qp_* fields). CmDestroyId's value is how many
-// events the id was given: the client waits until it has acked them all.
+// events the engine wrote for the id (read or not); the client counts the
+// ones it handed out itself, as the kernel does, and waits for their acks.
 struct CmIdRequest {
   uint32_t id = 0;
   uint32_t arg = 0;
 };
 
 // CmMigrateId: the id's events go to `channel` from now on; value = the
-// events it was given so far.
+// events written for it so far. Id handles are never reused.
 struct CmMigrateId {
   uint32_t id = 0;
   uint32_t channel = 0;
@@ -88,8 +89,9 @@ struct CmJoin {
   sockaddr_storage addr{};
 };
 
-// CmLeave: value = the events the join was given (the client waits until
-// it has acked them all); -EADDRNOTAVAIL for a join the id does not have.
+// CmLeave: value = the events written for the join (so that the client
+// can drop those it has not read yet); -EADDRNOTAVAIL for a join the id
+// does not have.
 struct CmLeave {
   uint32_t id = 0;
   uint32_t reserved = 0;

@@ -65,7 +65,6 @@ struct CmService::Channel {
 struct CmService::Client {
   fabric::Hca* home = nullptr;
   uint32_t pid = 0;
-  std::vector<std::unique_ptr<Channel>> retired;  // destroyed channels, open until the client goes
 };
 
 struct CmService::Join {
@@ -305,11 +304,6 @@ int64_t CmService::destroy_channel(Client& c, uint32_t handle) {
   for (const auto& [h, id] : ids_)
     if (id->channel == handle) return -EBUSY;
   backlogged_ -= it->second->backlog.size();
-  // The engine's end stays open until the client goes: a thread of the
-  // client still blocked in rdma_get_cm_event on the channel must go on
-  // waiting, as it would in the kernel, not wake up to an end of file.
-  c.retired.push_back(std::move(it->second));
-  c.retired.back()->backlog.clear();
   channels_.erase(it);
   return 0;
 }
