@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """rdma_cm join figures in served mode (issue 6), wall time.
 
-usage: rdmacm_joins.py IBFAB LOAD [--topology SPEC] [--processes N] [--groups G] [--runs R] [--sm builtin|opensm]
+usage: rdmacm_joins.py IBFAB LOAD [--topology SPEC] [--processes N] [--groups G] [--runs R]
+                        [--sm builtin,opensm]
 
-Starts `IBFAB serve` (the built-in SM, or OpenSM 3.3.23 with --sm opensm:
-the same workload against the anchor's SA), then:
+Starts `IBFAB serve` with the built-in SM, then again with OpenSM 3.3.23
+as the SM (`--sm none` + opensm on H1: the same workload against the
+anchor's SA, in the same run), and each time:
   latency:    one process (rdmacm_join_load, through ibfab's librdmacm)
               joins 200 groups one after another; each join is timed from
               rdma_join_multicast_ex to its MULTICAST_JOIN event;
@@ -78,17 +80,9 @@ def collect(procs):
     return joins, spans
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("ibfab")
-    ap.add_argument("load")
-    ap.add_argument("--topology", default="fat-tree:2:16")
-    ap.add_argument("--processes", type=int, default=64)
-    ap.add_argument("--groups", type=int, default=16)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--sm", default="builtin", choices=["builtin", "opensm"])
-    a = ap.parse_args()
-    served = Served(a.ibfab, a.topology, a.sm)
+def measure(a, sm):
+    """(single-process join latencies, loaded latencies, joins/s per run) with `sm`'s SA."""
+    served = Served(a.ibfab, a.topology, sm)
     try:
         single = []
         for run in range(a.runs):
@@ -103,14 +97,35 @@ def main():
             loaded += joins
             seconds = (max(e for _, e in spans) - min(s for s, _ in spans)) / 1e9
             rates.append(len(joins) / seconds)
-        print("rdma_cm joins, served, %s, SA: %s" % (a.topology, "OpenSM 3.3.23" if a.sm == "opensm" else "built-in"))
+        return single, loaded, rates
+    finally:
+        served.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("ibfab")
+    ap.add_argument("load")
+    ap.add_argument("--topology", default="fat-tree:2:16")
+    ap.add_argument("--processes", type=int, default=64)
+    ap.add_argument("--groups", type=int, default=16)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sm", default="builtin,opensm", help="builtin, opensm, or both (the anchor) in one run")
+    a = ap.parse_args()
+    results = {}
+    for sm in a.sm.split(","):
+        single, loaded, rates = measure(a, sm)
+        results[sm] = (statistics.median(single), statistics.median(rates))
+        print("rdma_cm joins, served, %s, SA: %s" % (a.topology, "OpenSM 3.3.23" if sm == "opensm" else "built-in"))
         print("  one process, %d joins: median %.1f us, p99 %.1f us" %
               (len(single), statistics.median(single), percentile(single, 99)))
         print("  %d processes x %d groups: median %.0f joins/s over %d runs (%s); join latency median %.1f us, p99 %.1f us" %
               (a.processes, a.groups, statistics.median(rates), a.runs, ", ".join("%.0f" % r for r in rates),
                statistics.median(loaded), percentile(loaded, 99)))
-    finally:
-        served.stop()
+        sys.stdout.flush()
+    if "builtin" in results and "opensm" in results:
+        print("  built-in SA against OpenSM's: join latency %.2fx lower, joins/s %.2fx higher" %
+              (results["opensm"][0] / results["builtin"][0], results["builtin"][1] / results["opensm"][1]))
 
 
 if __name__ == "__main__":
