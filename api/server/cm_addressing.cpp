@@ -12,6 +12,17 @@ const sockaddr_in& v4(const sockaddr_storage& a) { return reinterpret_cast<const
 const sockaddr_in6& v6(const sockaddr_storage& a) { return reinterpret_cast<const sockaddr_in6&>(a); }
 const SockaddrIb& ib(const sockaddr_storage& a) { return reinterpret_cast<const SockaddrIb&>(a); }
 
+// An IPoIB multicast GID's first six bytes: ff1S:VV1b:PPPP, with the
+// broadcast group's scope S and P_Key P, VV 0x40 (IPv4) or 0x60 (IPv6).
+void ipoib_prefix(wire::Gid& g, uint8_t version, const wire::Gid& broadcast) {
+  g.raw[0] = 0xFF;
+  g.raw[1] = static_cast<uint8_t>(0x10 | (broadcast.raw[1] & 0xF));
+  g.raw[2] = version;
+  g.raw[3] = 0x1B;
+  g.raw[4] = broadcast.raw[4];
+  g.raw[5] = broadcast.raw[5];
+}
+
 }  // namespace
 
 std::size_t address_size(const sockaddr_storage& a) {
@@ -79,22 +90,12 @@ wire::Gid mgid_for(const sockaddr_storage& addr, uint16_t ps, const wire::Gid& b
       return g;
     }
     // ipv6_ib_mc_map: ff1S:601b:PPPP then the address's bytes 6..15.
-    g.raw[0] = 0xFF;
-    g.raw[1] = static_cast<uint8_t>(0x10 | (broadcast.raw[1] & 0xF));
-    g.raw[2] = 0x60;
-    g.raw[3] = 0x1B;
-    g.raw[4] = broadcast.raw[4];
-    g.raw[5] = broadcast.raw[5];
+    ipoib_prefix(g, 0x60, broadcast);
     std::memcpy(&g.raw[6], a + 6, 10);
   } else {
     // ip_ib_mc_map: ff1S:401b:PPPP::, then the address's low 28 bits.
     const uint32_t ip = ntohl(v4(addr).sin_addr.s_addr);
-    g.raw[0] = 0xFF;
-    g.raw[1] = static_cast<uint8_t>(0x10 | (broadcast.raw[1] & 0xF));
-    g.raw[2] = 0x40;
-    g.raw[3] = 0x1B;
-    g.raw[4] = broadcast.raw[4];
-    g.raw[5] = broadcast.raw[5];
+    ipoib_prefix(g, 0x40, broadcast);
     g.raw[12] = static_cast<uint8_t>((ip >> 24) & 0x0F);
     g.raw[13] = static_cast<uint8_t>(ip >> 16);
     g.raw[14] = static_cast<uint8_t>(ip >> 8);

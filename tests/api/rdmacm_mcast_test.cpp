@@ -130,6 +130,36 @@ TEST_F(RdmacmMcast, SendOnlyJoinIsNotAttached) {
   for (Endpoint* e : {&a, &b, &c}) EXPECT_EQ(leave(*e), 0);
 }
 
+// "Otherwise, the user is responsible for calling ibv_attach_mcast to bind
+// the QP to the multicast group": an id that had no QP when its join event
+// was read is not attached; its QP receives once the user attaches it with
+// the event's MGID and MLID.
+TEST_F(RdmacmMcast, QpMadeAfterTheJoinIsAttachedByTheUser) {
+  Endpoint a("10.1.0.1"), b("10.1.0.2");
+  ASSERT_EQ(a.make_qp(), 0);
+  rdma_cm_event* ea = join(a, RDMA_MC_JOIN_FLAG_FULLMEMBER);
+  rdma_cm_event* eb = join(b, RDMA_MC_JOIN_FLAG_FULLMEMBER);
+  ASSERT_TRUE(ea && eb);
+  ibv_gid mgid = eb->param.ud.ah_attr.grh.dgid;
+  const uint16_t mlid = eb->param.ud.ah_attr.dlid;
+  ibv_ah* ah = ibv_create_ah(a.id->pd, &ea->param.ud.ah_attr);
+  ASSERT_NE(ah, nullptr);
+  rdma_ack_cm_event(ea);
+  rdma_ack_cm_event(eb);
+  ASSERT_EQ(b.make_qp(), 0);
+  ASSERT_EQ(b.post_recv(b.id, 1, 0, 256), 0);
+  ASSERT_EQ(a.send(a.id, ah, kMcastQpn, RDMA_UDP_QKEY, 4096, 16), 0);
+  EXPECT_EQ(poll_for(b.id->recv_cq, 1, 300).size(), 0u);  // not attached
+  ASSERT_EQ(ibv_attach_mcast(b.id->qp, &mgid, mlid), 0);
+  ASSERT_EQ(a.send(a.id, ah, kMcastQpn, RDMA_UDP_QKEY, 4096, 16), 0);
+  const std::vector<ibv_wc> got = poll_for(b.id->recv_cq, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].src_qp, a.id->qp->qp_num);
+  ibv_destroy_ah(ah);
+  EXPECT_EQ(leave(a), 0);
+  EXPECT_EQ(leave(b), 0);
+}
+
 // rdma_create_qp_ex with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (mckey -l).
 TEST_F(RdmacmMcast, QpWithBlockedLoopbackCanJoin) {
   Endpoint a("10.1.0.1");

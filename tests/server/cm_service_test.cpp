@@ -168,6 +168,14 @@ class CmService : public ::testing::Test {
     return n;
   }
 
+  // H2 (10.1.0.2) joins 239.1.1.1 send-only as `uid`: the event it gets.
+  static std::optional<CmEvent> send_only_join(CmClient& h2, uint64_t uid) {
+    const uint32_t id = h2.create_id();
+    if (h2.bind(id, "10.1.0.2") != 0 || h2.join(id, "239.1.1.1", uid, RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER) != 0)
+      return std::nullopt;
+    return h2.next();
+  }
+
   static constexpr const char* kBroadcast = "ff12:401b:ffff::ffff:ffff";
   static constexpr const char* kGroup = "ff12:4001:ffff::f01:101";  // 239.1.1.1 under RDMA_PS_UDP
   std::string path_;
@@ -219,10 +227,7 @@ TEST_F(CmService, JoinGivesTheGroupsAddressVectorAndTheSaSeesOneMemberPerPort) {
 
 TEST_F(CmService, SendOnlyJoinIsJoinState8) {
   CmClient h2(path_, "H2");
-  const uint32_t id = h2.create_id();
-  ASSERT_EQ(h2.bind(id, "10.1.0.2"), 0);
-  ASSERT_EQ(h2.join(id, "239.1.1.1", 1, RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER), 0);
-  auto ev = h2.next();
+  auto ev = send_only_join(h2, 1);
   ASSERT_TRUE(ev);
   EXPECT_EQ(ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
   EXPECT_EQ(sa_member(kGroup, "H2"), 0x8);
@@ -348,10 +353,7 @@ class CmServiceOldSm : public CmService {
 
 TEST_F(CmServiceOldSm, SendOnlyJoinFailsWhenTheSmLacksSupport) {
   CmClient h2(path_, "H2");
-  const uint32_t id = h2.create_id();
-  ASSERT_EQ(h2.bind(id, "10.1.0.2"), 0);
-  ASSERT_EQ(h2.join(id, "239.1.1.1", 5, RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER), 0);
-  auto ev = h2.next();
+  auto ev = send_only_join(h2, 5);
   ASSERT_TRUE(ev);
   EXPECT_EQ(ev->event, RDMA_CM_EVENT_MULTICAST_ERROR);
   EXPECT_EQ(ev->status, -EINVAL);
