@@ -94,6 +94,7 @@ class Engine {
   sim::Simulator& sim() { return sim_; }
   sm::SubnetManager* sm() { return sm_.get(); }
   const topo::AddressPlan& addresses() const { return addresses_; }
+  const topo::Topology& topology() const { return topology_; }
   std::size_t clients() const { return connections_.size(); }
 
  private:

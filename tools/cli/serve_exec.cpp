@@ -72,12 +72,8 @@ int Commands::serve() {
   o.sa_send_only_full = !sa_no_send_only_;
   if (sa_no_send_only_ && !o.builtin_sm)
     throw std::runtime_error("--sa-no-send-only shapes the built-in SM's SA: it has no effect with --sm none");
-  // The plan the engine will make, made here first: a bad --ip stops serve
-  // before it starts, and the addresses are listed from it.
-  const topo::Topology topology = topo::load_topology(spec_);
-  const topo::AddressPlan plan(topology, o.addresses);
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
-  api::Engine engine(o);
+  api::Engine engine(o);  // a bad --ip throws here, before the socket exists
   const std::string path = socket_.empty() ? api::default_socket_path() : socket_;
   std::string error;
   const int fd = api::listen_at(path, error);
@@ -92,8 +88,9 @@ int Commands::serve() {
     ::unlink(path.c_str());
     throw std::runtime_error(e);
   }
-  if (topology.hca_count() <= kListedHosts) {
-    for (const std::string& line : plan.lines(topology)) std::cout << "address " << line << "\n";
+  const topo::AddressPlan& plan = engine.addresses();
+  if (engine.topology().hca_count() <= kListedHosts) {
+    for (const std::string& line : plan.lines(engine.topology())) std::cout << "address " << line << "\n";
   } else {
     std::cout << "addresses: " << plan.ports().size() << " ports (ibfab topo show --addresses lists them)\n";
   }
