@@ -74,6 +74,11 @@ void set_port(sockaddr_storage& a, uint16_t port) {
   }
 }
 
+void set_host(sockaddr_storage& a, uint32_t ipv4, const std::array<uint8_t, 16>& ipv6) {
+  if (a.ss_family == AF_INET) reinterpret_cast<sockaddr_in&>(a).sin_addr.s_addr = htonl(ipv4);
+  else if (a.ss_family == AF_INET6) std::memcpy(reinterpret_cast<sockaddr_in6&>(a).sin6_addr.s6_addr, ipv6.data(), 16);
+}
+
 wire::Gid mgid_for(const sockaddr_storage& addr, uint16_t ps, const wire::Gid& broadcast) {
   wire::Gid g;
   if (is_any(addr)) return g;

@@ -38,6 +38,9 @@ bool is_any(const sockaddr_storage& a);        // INADDR_ANY, in6addr_any, a zer
 bool is_multicast(const sockaddr_storage& a);  // 224/4, ff00::/8, a multicast GID
 uint16_t port_of(const sockaddr_storage& a);   // host order (AF_IB: the SID's low 16 bits)
 void set_port(sockaddr_storage& a, uint16_t port);
+// Replaces the host part of an AF_INET (`ipv4`, host order) or AF_INET6
+// (`ipv6`) address, keeping its family and port.
+void set_host(sockaddr_storage& a, uint32_t ipv4, const std::array<uint8_t, 16>& ipv6);
 
 // The MGID rdma_cm joins for `addr` in port space `ps`, given the port's
 // IPoIB broadcast MGID (its scope and P_Key): cma_set_mgid. A wildcard

@@ -369,13 +369,18 @@ int64_t CmService::bind(Id& id, const sockaddr_storage& addr) {
   uint8_t port = 0;
   if (!cm::is_any(addr)) {
     if (addr.ss_family == cm::kAfIb) {
+      // A GID: only the client's own hosts can carry it.
       const auto& sib = reinterpret_cast<const cm::SockaddrIb&>(addr);
-      for (const auto& s : stacks_)
-        for (uint8_t p = 1; s && p <= s->hca->num_ports(); ++p)
-          if (std::equal(std::begin(sib.sib_addr), std::end(sib.sib_addr), port_gid(s->hca->port(p)).raw.begin())) {
-            hca = s->hca;
+      auto check = [&](fabric::Hca& h) {
+        for (uint8_t p = 1; p <= h.num_ports(); ++p)
+          if (std::equal(std::begin(sib.sib_addr), std::end(sib.sib_addr), port_gid(h.port(p)).raw.begin())) {
+            hca = &h;
             port = p;
           }
+      };
+      if (!every_host_local_ && id.owner->home) check(*id.owner->home);
+      for (const auto& s : stacks_)
+        if (every_host_local_ && s && !hca) check(*s->hca);
     } else if (const topo::PortAddress* pa = plan_.find(reinterpret_cast<const sockaddr*>(&addr))) {
       hca = static_cast<fabric::Hca*>(&fabric_.node(pa->node));
       port = pa->port;
@@ -429,17 +434,8 @@ int64_t CmService::resolve_addr(Id& id, const CmAddrRequest& req) {
     attach_device(id, from, *port);
     // The source address becomes the port's, as the route's preferred source.
     if (const topo::PortAddress* pa = plan_.of(from.index(), *port); pa && req.dst.ss_family != cm::kAfIb) {
-      const uint16_t number = cm::port_of(id.src);
-      if (req.dst.ss_family == AF_INET) {
-        auto& s = reinterpret_cast<sockaddr_in&>(id.src);
-        s.sin_family = AF_INET;
-        s.sin_addr.s_addr = htonl(pa->ipv4);
-      } else {
-        auto& s = reinterpret_cast<sockaddr_in6&>(id.src);
-        s.sin6_family = AF_INET6;
-        std::memcpy(s.sin6_addr.s6_addr, pa->ipv6.data(), 16);
-      }
-      cm::set_port(id.src, number);
+      id.src.ss_family = req.dst.ss_family;  // a wildcard of the other family takes the destination's
+      cm::set_host(id.src, pa->ipv4, pa->ipv6);
     }
   }
   id.dst = req.dst;
@@ -456,7 +452,7 @@ int64_t CmService::resolve_addr(Id& id, const CmAddrRequest& req) {
             plan_.route(id.hca->index(), reinterpret_cast<const sockaddr*>(&req.dst)) == id.port;
     id.dgid = port_gid(pp);
   } else if (multicast) {
-    id.dgid = cm::mgid_for(req.dst, id.ps, wire::Gid{});
+    id.dgid = cm::mgid_for(req.dst, id.ps, broadcast_mgid(port_stack(id)));
   }
   const uint32_t h = id.handle;
   if (found) {

@@ -70,6 +70,10 @@ TEST(CmAddressing, FamiliesSizesPortsAndServiceIds) {
   set_port(a, 9);
   EXPECT_EQ(port_of(a), 9);
   EXPECT_EQ(service_id(kPsUdp, 7174), 0x0000000001111C06ull);
+  // set_host keeps the family and the port.
+  set_host(a, 0x0A010002, {});
+  EXPECT_EQ(ntohl(reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr), 0x0A010002u);
+  EXPECT_EQ(port_of(a), 9);
 }
 
 TEST(CmAddressing, SidrHeaderRoundTrip) {

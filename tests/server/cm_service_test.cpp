@@ -259,6 +259,9 @@ TEST_F(CmService, AMulticastDestinationResolvesThroughTheRoutingTable) {
   char text[32];
   ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(r.info.src).sin_addr, text, sizeof text);
   EXPECT_STREQ(text, "10.1.0.3");  // the route's source address
+  wire::Gid dgid;  // the group's MGID, with the port's broadcast scope and P_Key
+  std::memcpy(dgid.raw.data(), r.info.dgid, 16);
+  EXPECT_EQ(dgid.str(), kGroup);
 }
 
 TEST_F(CmService, AnUnknownUnicastAddressTimesOut) {
