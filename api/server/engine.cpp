@@ -134,8 +134,12 @@ class Engine::UmadAgent final : public fabric::MadAgent {
               conn_.hca->send_mad(hca_id, dst, seg, /*keep_tid=*/true);
             },
             sm::RmppSender::Options{});
-      sender_->start(to, message.first(sm::RmppSender::kHeaderSize),
-                     std::vector<uint8_t>(message.begin() + sm::RmppSender::kHeaderSize, message.end()));
+      // A request carries this agent's id in TID bits 63:32, as any other
+      // request does, so that its ACKs and response find their way back.
+      std::array<uint8_t, sm::RmppSender::kHeaderSize> header;
+      std::copy_n(message.begin(), header.size(), header.begin());
+      if (!(header[3] & kResponseBit)) wire::store_be32(&header[8], hca_id);
+      sender_->start(to, header, std::vector<uint8_t>(message.begin() + header.size(), message.end()));
       return;
     }
     Pending p;

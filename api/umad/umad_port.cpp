@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -33,7 +34,11 @@ struct Agent {
 struct OpenPort {
   uint32_t handle = 0;
   int portnum = 0;
-  std::vector<Agent> agents;  // index = agent id
+  std::vector<Agent> agents;  // index = agent id; under g_mu
+  // A message longer than api::kFragment crosses the socket as several
+  // packets. A thread sends, or reads, all of one message's packets under
+  // the port's lock, so that another thread's never come between them.
+  std::mutex send_mu, recv_mu;
 };
 
 // Returns -e with errno = e, as the real library's failing read() and
@@ -44,7 +49,20 @@ int fail(int e) {
 }
 
 std::mutex g_mu;
-std::map<int, OpenPort> g_ports;  // by fd
+std::map<int, std::shared_ptr<OpenPort>> g_ports;  // by fd
+
+std::shared_ptr<OpenPort> find_port(int fd) {
+  std::lock_guard lock(g_mu);
+  auto it = g_ports.find(fd);
+  return it == g_ports.end() ? nullptr : it->second;
+}
+
+// Agent `id` of `port` if it is registered; call under g_mu.
+const Agent* registered(const OpenPort& port, int id) {
+  if (id < 0 || static_cast<std::size_t>(id) >= port.agents.size()) return nullptr;
+  const Agent& a = port.agents[static_cast<std::size_t>(id)];
+  return a.registered ? &a : nullptr;
+}
 
 int do_register(int fd, uint8_t mgmt_class, uint8_t version, uint8_t rmpp_version, uint32_t oui,
                 const uint64_t mask[2]) {
@@ -53,7 +71,7 @@ int do_register(int fd, uint8_t mgmt_class, uint8_t version, uint8_t rmpp_versio
   auto it = g_ports.find(fd);
   if (it == g_ports.end() || !s) return -EINVAL;
   api::RegisterAgent req;
-  req.handle = it->second.handle;
+  req.handle = it->second->handle;
   req.mgmt_class = mgmt_class;
   req.class_version = version;
   req.rmpp_version = rmpp_version;
@@ -64,7 +82,7 @@ int do_register(int fd, uint8_t mgmt_class, uint8_t version, uint8_t rmpp_versio
   }
   const int id = s->register_agent(req);
   if (id < 0) return id;
-  auto& agents = it->second.agents;
+  auto& agents = it->second->agents;
   if (agents.size() <= static_cast<std::size_t>(id)) agents.resize(static_cast<std::size_t>(id) + 1);
   agents[static_cast<std::size_t>(id)] = Agent{mgmt_class, rmpp_version, true};
   return id;
@@ -93,7 +111,10 @@ IBFAB_UMAD_EXPORT int umad_open_port(const char* ca_name, int portnum) {
   const int fd = s->open_mad_port(static_cast<uint8_t>(portnum), handle, node);
   if (fd < 0) return fd == -ENODEV ? -ENODEV : -EIO;
   std::lock_guard lock(umad::g_mu);
-  umad::g_ports[fd] = umad::OpenPort{handle, portnum, {}};
+  auto port = std::make_shared<umad::OpenPort>();
+  port->handle = handle;
+  port->portnum = portnum;
+  umad::g_ports[fd] = std::move(port);
   umad::note_port_opened();
   return fd;
 }
@@ -154,27 +175,24 @@ IBFAB_UMAD_EXPORT int umad_unregister(int portid, int agentid) {
   client::Session* s = client::Session::get();
   std::lock_guard lock(umad::g_mu);
   auto it = umad::g_ports.find(portid);
-  if (it == umad::g_ports.end() || !s || agentid < 0 || static_cast<std::size_t>(agentid) >= it->second.agents.size() ||
-      !it->second.agents[static_cast<std::size_t>(agentid)].registered)
-    return -EINVAL;
-  if (s->unregister_agent(it->second.handle, static_cast<uint32_t>(agentid)) != 0) return -EINVAL;
-  it->second.agents[static_cast<std::size_t>(agentid)].registered = false;
+  if (it == umad::g_ports.end() || !s || !umad::registered(*it->second, agentid)) return -EINVAL;
+  if (s->unregister_agent(it->second->handle, static_cast<uint32_t>(agentid)) != 0) return -EINVAL;
+  it->second->agents[static_cast<std::size_t>(agentid)].registered = false;
   return 0;
 }
 
 IBFAB_UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length, int timeout_ms, int retries) {
   if (!umad || length < 24) return -EINVAL;
   const auto* data = static_cast<const uint8_t*>(umad_get_mad(umad));
+  const std::shared_ptr<umad::OpenPort> port = umad::find_port(portid);
+  if (!port) return -EINVAL;
   {
     std::lock_guard lock(umad::g_mu);
-    auto it = umad::g_ports.find(portid);
-    if (it == umad::g_ports.end() || agentid < 0 || static_cast<std::size_t>(agentid) >= it->second.agents.size() ||
-        !it->second.agents[static_cast<std::size_t>(agentid)].registered)
-      return -EINVAL;
+    const umad::Agent* agent = umad::registered(*port, agentid);
+    if (!agent) return -EINVAL;
     // Longer than one MAD: only a message the RMPP layer is to segment
     // (an RMPP agent, the RMPP Active flag set).
-    const bool rmpp = it->second.agents[static_cast<std::size_t>(agentid)].rmpp_version != 0 && length >= 36 &&
-                      (data[26] & 0x1);
+    const bool rmpp = agent->rmpp_version != 0 && length >= 36 && (data[26] & 0x1);
     const std::size_t most = rmpp ? std::size_t{16} << 20 : api::kMaxMad;
     if (static_cast<std::size_t>(length) > most) return -EINVAL;
   }
@@ -192,6 +210,7 @@ IBFAB_UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length,
   env.total = static_cast<uint32_t>(length);
   // In fragments of kFragment bytes when it is longer (an RMPP message).
   const std::span<const uint8_t> message(data, static_cast<std::size_t>(length));
+  std::lock_guard lock(port->send_mu);
   for (std::size_t at = 0; at == 0 || at < message.size(); at += api::kFragment) {
     const std::span<const uint8_t> part = message.subspan(at, std::min(api::kFragment, message.size() - at));
     env.length = static_cast<uint32_t>(part.size());
@@ -212,6 +231,9 @@ IBFAB_UMAD_EXPORT int umad_recv(int portid, void* umad, int* length, int timeout
   if (timeout_ms != 0) {
     if (const int e = umad_poll(portid, timeout_ms)) return e;  // a cancellation point while it waits
   }
+  const std::shared_ptr<umad::OpenPort> port = umad::find_port(portid);
+  if (!port) return umad::fail(EBADF);
+  std::lock_guard lock(port->recv_mu);
   // Look at the message first: one that does not fit stays queued.
   static thread_local std::array<uint8_t, api::kMaxMessage> buf;
   ssize_t n = ::recv(portid, buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
