@@ -12,11 +12,11 @@
 
 #include "api/server/cm_addressing.h"
 #include "api/server/port_multicast.h"
-#include "api/server/sa_client.h"
 #include "fabric/mad/cm_sidr.h"
 #include "fabric/mad/sa/mcmember_record.h"
 #include "fabric/mad/sa/sa_mad.h"
 #include "fabric/model/hca.h"
+#include "fabric/model/sa_client.h"
 #include "fabric/wire/byte_cursor.h"
 #include "fabric/wire/mad_header.h"
 #include "sm/sa/mcast_groups.h"
@@ -105,7 +105,7 @@ struct CmService::Id {
 struct CmService::PortStack {
   fabric::Hca* hca = nullptr;
   uint8_t number = 0;
-  std::unique_ptr<SaClient> sa;
+  std::unique_ptr<fabric::SaClient> sa;
   std::unique_ptr<PortMulticast> mcast;
   std::unique_ptr<CmAgent> cm;
   uint64_t ipoib = 0;  // the broadcast membership (0: none)
@@ -156,7 +156,7 @@ CmService::CmService(fabric::Fabric& fabric, const topo::AddressPlan& plan, bool
       PortStack& ps = s->ports[p - 1u];
       ps.hca = &hca;
       ps.number = p;
-      ps.sa = std::make_unique<SaClient>(hca, p);
+      ps.sa = std::make_unique<fabric::SaClient>(hca, p);
       ps.mcast = std::make_unique<PortMulticast>(hca, p, *ps.sa);
       ps.cm = std::make_unique<CmAgent>(*this, hca, p);
     }

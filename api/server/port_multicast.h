@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "api/server/sa_client.h"
+#include "fabric/model/sa_client.h"
 #include "fabric/mad/sa/mcmember_record.h"
 #include "fabric/wire/gid.h"
 
@@ -35,7 +35,7 @@ class PortMulticast {
  public:
   using Done = std::function<void(int status, const mad::McMemberRecord& rec)>;
 
-  PortMulticast(fabric::Hca& hca, uint8_t port, SaClient& sa) : hca_(hca), port_(port), sa_(sa) {}
+  PortMulticast(fabric::Hca& hca, uint8_t port, fabric::SaClient& sa) : hca_(hca), port_(port), sa_(sa) {}
   PortMulticast(const PortMulticast&) = delete;
   PortMulticast& operator=(const PortMulticast&) = delete;
 
@@ -79,7 +79,7 @@ class PortMulticast {
 
   fabric::Hca& hca_;
   uint8_t port_;
-  SaClient& sa_;
+  fabric::SaClient& sa_;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, Member> members_;
   std::unordered_map<uint64_t, Group> groups_;  // by key

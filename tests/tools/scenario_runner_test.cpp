@@ -143,6 +143,27 @@ TEST(ScenarioRunner, MulticastJoinsTrafficAndLeavesThroughTheSa) {
   EXPECT_TRUE(rejected);
 }
 
+// A host's SA requests go to its port's MasterSMLID: with no SM at all the
+// request fails at once; with the SM's host gone, after 3 tries of 200 ms.
+TEST(ScenarioRunner, AJoinWithNoSmToAnswerFailsAndSaysWhy) {
+  const Report none = run_scenario(
+      parse_scenario("topology: fat-tree:2:4\nduration: 5ms\nactions:\n"
+                     "  - {at: 1ms, join: {node: H3, mgid: \"ff12:4001::7\"}}\n",
+                     "s.yaml"),
+      {});
+  ASSERT_EQ(none.failures.size(), 1u);
+  EXPECT_EQ(none.failures[0], "1.000ms H3 join ff12:4001::7 (full) -> no SM to ask (expected status 0x0000)");
+  const Report gone = run_scenario(
+      parse_scenario("topology: fat-tree:2:4\nduration: 1s\nsms:\n  - {node: H1}\nactions:\n"
+                     "  - {at: 2ms, node-down: H1}\n"
+                     "  - {at: 3ms, join: {node: H3, mgid: \"ff12:4001::7\"}}\n",
+                     "s.yaml"),
+      {});
+  ASSERT_EQ(gone.failures.size(), 1u);
+  EXPECT_EQ(gone.failures[0], "3.000ms H3 join ff12:4001::7 (full) -> no answer (expected status 0x0000)");
+  EXPECT_TRUE(gone.join_latencies_ps.empty());
+}
+
 TEST(ScenarioRunner, UnmetExpectationsFailTheRunAndSayWhy) {
   const Report r = run_scenario(
       parse_scenario("topology: fat-tree:2:4\nduration: 10ms\nsms:\n  - {node: H1}\nactions:\n"

@@ -14,6 +14,13 @@
 namespace ibfab::scenario {
 namespace {
 
+// What came of an SA request, for the timeline.
+std::string outcome(const JoinResult& r) {
+  if (r.status == JoinResult::kTimedOut) return "no answer";
+  if (r.status == JoinResult::kNoSm) return "no SM to ask";
+  return "status " + hex16(r.status);
+}
+
 // Nodes and links a directed-route probe from `from` can reach now: through
 // up links and nodes, and through switches only (CAs do not forward SMPs).
 std::pair<std::size_t, std::size_t> reachable(fabric::Fabric& f, fabric::Hca& from) {
@@ -137,14 +144,12 @@ std::function<void()> ScenarioRun::bind_membership(const Action& a) {
       const std::string one = hs->name() + verb + spec.mgid + " (" + join_state_name(spec.join_state) + ")";
       const std::size_t expected_answers = targets.size();
       auto done = [r, spec, one, join, what, tally, expected_answers, at](const JoinResult& res) {
-        std::string line = res.sent.str() + " " + one + " -> ";
-        if (res.status == JoinResult::kTimedOut) line += "no answer";
-        else line += "status " + hex16(res.status);
+        std::string line = res.sent.str() + " " + one + " -> " + outcome(res);
         if (res.status == 0 && join) {
           line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
           r->join_latencies_ps.push_back((res.answered - res.sent).ps());
         }
-        if (res.status != JoinResult::kTimedOut) line += " in " + (res.answered - res.sent).str();
+        if (res.answered_by_sa()) line += " in " + (res.answered - res.sent).str();
         const uint16_t want = spec.expect_status.value_or(0);
         ++r->checks;
         if (res.status != want) r->failures.push_back(line + " (expected status " + hex16(want) + ")");
@@ -188,8 +193,7 @@ std::function<void()> ScenarioRun::bind_subscribe(const Action& a) {
   return [r = &r_, hs, trap = a.trap, what, at = a.at] {
     hs->subscribe(trap, [r, what, at](const JoinResult& res) {
       ++r->checks;
-      const std::string line =
-          at.str() + " " + what + " -> " + (res.status == JoinResult::kTimedOut ? "no answer" : "status " + hex16(res.status));
+      const std::string line = at.str() + " " + what + " -> " + outcome(res);
       r->timeline.push_back(line);
       if (res.status != 0) r->failures.push_back(line);
     });

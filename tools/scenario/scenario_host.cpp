@@ -1,6 +1,8 @@
 #include "tools/scenario/scenario_host.h"
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <vector>
 
 #include "fabric/mad/notice.h"
@@ -14,26 +16,39 @@
 namespace ibfab::scenario {
 namespace {
 
-constexpr sim::Time kSaTimeout = sim::Time::ms(200);  // per try, 3 tries
-constexpr unsigned kSaTries = 3;
+constexpr sim::Time kSaTimeout = sim::Time::ms(200);  // per try
+constexpr unsigned kSaRetries = 2;                     // 3 tries in all
 constexpr uint8_t kReceivingStates = 0x1 | 0x2;       // Full, NonMember
 
 wire::Gid mgid_of(const McastSpec& s) { return s.mgid == "0" ? wire::Gid{} : *wire::Gid::parse(s.mgid); }
 
+// The SA client's outcome as a scenario reports it.
+JoinResult result_of(int status, std::span<const uint8_t> mad, sim::Time sent, sim::Time now) {
+  JoinResult r;
+  r.sent = sent;
+  r.answered = now;
+  if (mad.empty()) {
+    r.status = status == -ENETUNREACH ? JoinResult::kNoSm : JoinResult::kTimedOut;
+    return r;
+  }
+  mad::ConstSaBuffer m(mad.data(), mad.size());
+  r.status = mad::sa_status(m);
+  return r;
+}
+
 }  // namespace
 
-ScenarioHost::ScenarioHost(fabric::Hca& hca, uint8_t port) : hca_(hca), port_(port) {
+ScenarioHost::ScenarioHost(fabric::Hca& hca, uint8_t port) : hca_(hca), port_(port), sa_(hca, port) {
   fabric::Hca::AgentSpec spec;
   spec.port = port;
   spec.mgmt_class = mad::kSaClass;
   spec.class_version = mad::kSaClassVersion;
-  spec.methods[0] = uint64_t{1} << wire::mad_method::kReport;  // Reports from the SA; responses by TID
+  spec.methods[0] = uint64_t{1} << wire::mad_method::kReport;
   agent_ = hca.register_agent(spec, this);
   qpn_ = hca.create_ud_qp(port, 0, 0, this);
 }
 
 ScenarioHost::~ScenarioHost() {
-  for (auto& [tid, p] : pending_) hca_.fabric().sim().cancel(p.timeout);
   hca_.destroy_qp(qpn_);
   hca_.unregister_agent(agent_);
 }
@@ -48,34 +63,32 @@ void ScenarioHost::leave(const McastSpec& spec, Done done) {
 
 void ScenarioHost::request(uint8_t method, const McastSpec& spec, uint64_t mask, Done done) {
   const fabric::Port& port = hca_.port(port_);
-  const uint32_t tid = next_tid_++;
-  Pending p;
-  p.mad.fill(0);
-  mad::SaBuffer m(p.mad.data(), 256);
-  mad::init_sa_request(m, method, mad::McMemberRecord::kAttributeId, tid, mask);
   mad::McMemberRecord rec;
   rec.mgid = mgid_of(spec);
   rec.port_gid = wire::Gid::from(port.gid_prefix, port.guid());
   rec.q_key = spec.qkey;
   rec.p_key = spec.pkey;
   rec.join_state = spec.join_state;
-  rec.pack(mad::mutable_sa_data(m));
-  send_request(p.mad, tid, std::move(done));
-}
-
-void ScenarioHost::send_request(std::array<uint8_t, 256> mad, uint32_t tid, Done done) {
-  Pending p;
-  p.mad = mad;
-  p.done = std::move(done);
-  pending_.emplace(tid, std::move(p));
-  transmit(tid);
+  std::array<uint8_t, mad::McMemberRecord::kSize> packed{};
+  rec.pack(packed);
+  sim::Simulator& sim = hca_.fabric().sim();
+  sa_.send(method, mad::McMemberRecord::kAttributeId, mask, packed, kSaTimeout, kSaRetries,
+           [this, &sim, method, join_state = spec.join_state, qkey = spec.qkey, sent = sim.now(),
+            done = std::move(done)](int status, std::span<const uint8_t> mad) {
+             JoinResult r = result_of(status, mad, sent, sim.now());
+             if (!mad.empty()) {
+               mad::ConstSaBuffer m(mad.data(), mad.size());
+               const auto got = mad::McMemberRecord::unpack(mad::sa_data(m));
+               r.mgid = got.mgid;
+               r.mlid = got.mlid;
+               r.join_state = got.join_state;
+             }
+             if (r.status == 0) answered(method, r, join_state, qkey);
+             if (done) done(r);
+           });
 }
 
 void ScenarioHost::subscribe(uint16_t trap, Done done) {
-  const uint32_t tid = next_tid_++;
-  std::array<uint8_t, 256> mad{};
-  mad::SaBuffer m(mad.data(), 256);
-  mad::init_sa_request(m, wire::mad_method::kSet, mad::InformInfo::kAttributeId, tid, 0);
   mad::InformInfo info;
   info.gid = wire::Gid{};  // all producers
   info.lid_range_begin = mad::inform_info::kAllLids;
@@ -84,74 +97,35 @@ void ScenarioHost::subscribe(uint16_t trap, Done done) {
   info.type = mad::inform_info::kAllTypes;
   info.trap_number = trap;
   info.producer_type = mad::inform_info::kAllProducers;
-  info.pack(mad::mutable_sa_data(m));
-  send_request(mad, tid, std::move(done));
-}
-
-void ScenarioHost::transmit(uint32_t tid) {
-  Pending& p = pending_.at(tid);
+  std::array<uint8_t, mad::InformInfo::kSize> packed{};
+  info.pack(packed);
   sim::Simulator& sim = hca_.fabric().sim();
-  if (p.tries == 0) p.sent = sim.now();
-  if (p.tries++ == kSaTries) {
-    JoinResult r;
-    r.status = JoinResult::kTimedOut;
-    r.sent = p.sent;
-    r.answered = sim.now();
-    Done done = std::move(p.done);
-    pending_.erase(tid);
-    if (done) done(r);
-    return;
-  }
-  p.timeout = sim.schedule(kSaTimeout, [this, tid] { transmit(tid); });
-  const fabric::Port& port = hca_.port(port_);
-  fabric::MadAddress to;
-  to.lid = port.master_sm_lid;
-  to.qpn = 1;
-  to.qkey = 0x80010000;
-  hca_.send_mad(agent_, to, p.mad);
+  sa_.send(wire::mad_method::kSet, mad::InformInfo::kAttributeId, 0, packed, kSaTimeout, kSaRetries,
+           [&sim, sent = sim.now(), done = std::move(done)](int status, std::span<const uint8_t> mad) {
+             if (done) done(result_of(status, mad, sent, sim.now()));
+           });
 }
 
 void ScenarioHost::on_mad(fabric::Port&, const fabric::MadAddress& from, std::span<const uint8_t> mad) {
-  mad::ConstSaBuffer m(mad.data(), 256);
-  if (mad::sa_method(m) == wire::mad_method::kReport) {
-    // A trap Report from the SA: count it by trap number, acknowledge it.
-    const auto notice = mad::Notice::unpack(mad::sa_data(m));
-    ++reports_[notice.trap_number];
-    std::array<uint8_t, 256> resp;
-    std::copy(mad.begin(), mad.begin() + 256, resp.begin());
-    resp[3] = wire::mad_method::kReportResp;
-    hca_.send_mad(agent_, from, resp);
-    return;
-  }
-  const auto tid = static_cast<uint32_t>(mad::sa_tid(m));
-  auto it = pending_.find(tid);
-  if (it == pending_.end()) return;
-  hca_.fabric().sim().cancel(it->second.timeout);
-  JoinResult r;
-  r.status = mad::sa_status(m);
-  r.sent = it->second.sent;
-  r.answered = hca_.fabric().sim().now();
-  const auto rec = mad::McMemberRecord::unpack(mad::sa_data(m));
-  r.mgid = rec.mgid;
-  r.mlid = rec.mlid;
-  r.join_state = rec.join_state;
-  const std::array<uint8_t, 256> request = it->second.mad;
-  Done done = std::move(it->second.done);
-  pending_.erase(it);
-  if (r.status == 0 && wire::load_be16(&request[16]) == mad::McMemberRecord::kAttributeId) answered(request, r);
-  if (done) done(r);
+  // A trap Report from the SA (the only method this agent takes): count it
+  // by trap number, acknowledge it.
+  mad::ConstSaBuffer m(mad.data(), mad.size());
+  const auto notice = mad::Notice::unpack(mad::sa_data(m));
+  ++reports_[notice.trap_number];
+  std::array<uint8_t, 256> resp;
+  std::copy(mad.begin(), mad.begin() + 256, resp.begin());
+  resp[3] = wire::mad_method::kReportResp;
+  hca_.send_mad(agent_, from, resp);
 }
 
-void ScenarioHost::answered(const std::array<uint8_t, 256>& request, const JoinResult& r) {
-  mad::ConstSaBuffer req(request.data(), 256);
-  const auto asked = mad::McMemberRecord::unpack(mad::sa_data(req));
+void ScenarioHost::answered(uint8_t method, const JoinResult& r, uint8_t join_state, uint32_t qkey) {
   Group& g = groups_[r.mgid];
-  if (mad::sa_method(req) == wire::mad_method::kDelete) {
-    g.state = static_cast<uint8_t>(g.state & ~asked.join_state);
+  if (method == wire::mad_method::kDelete) {
+    g.state = static_cast<uint8_t>(g.state & ~join_state);
   } else {
     g.mlid = r.mlid;
-    g.qkey = asked.q_key;
-    g.state |= asked.join_state;
+    g.qkey = qkey;
+    g.state |= join_state;
   }
   const bool receive = (g.state & kReceivingStates) != 0;
   if (receive && !g.attached) {

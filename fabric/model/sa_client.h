@@ -1,6 +1,6 @@
 #pragma once
 // An SA client on one HCA port, as the kernel's ib_sa is for rdma_cm and
-// IPoIB: a request goes to the port's MasterSMLID on QP1, is resent after
+// IPoIB (and for a scenario's hosts): a request goes to the port's MasterSMLID on QP1, is resent after
 // each timeout up to `retries` times, and its answer (or the failure)
 // comes back to the callback in simulated time. Statuses follow the
 // kernel's sa_query.c: 0, -EINVAL when the SA answered with a non-zero
@@ -17,13 +17,13 @@
 #include "sim/event_handle.h"
 #include "sim/simulator.h"
 
-namespace ibfab::api {
+namespace ibfab::fabric {
 
-class SaClient final : public fabric::MadAgent {
+class SaClient final : public MadAgent {
  public:
   using Done = std::function<void(int status, std::span<const uint8_t> mad)>;
 
-  SaClient(fabric::Hca& hca, uint8_t port);
+  SaClient(Hca& hca, uint8_t port);
   ~SaClient() override;
   SaClient(const SaClient&) = delete;
   SaClient& operator=(const SaClient&) = delete;
@@ -36,7 +36,7 @@ class SaClient final : public fabric::MadAgent {
   // Forgets a request: its callback is never called.
   void cancel(uint64_t ticket);
 
-  void on_mad(fabric::Port& port, const fabric::MadAddress& from, std::span<const uint8_t> mad) override;
+  void on_mad(Port& port, const MadAddress& from, std::span<const uint8_t> mad) override;
 
  private:
   struct Pending {
@@ -50,11 +50,11 @@ class SaClient final : public fabric::MadAgent {
   void expire(uint32_t tid);
   void finish(uint32_t tid, int status, std::span<const uint8_t> mad);
 
-  fabric::Hca& hca_;
+  Hca& hca_;
   uint8_t port_;
   uint32_t agent_ = 0;
   uint32_t next_tid_ = 1;
   std::unordered_map<uint32_t, Pending> pending_;  // by TID bits 31:0
 };
 
-}  // namespace ibfab::api
+}  // namespace ibfab::fabric

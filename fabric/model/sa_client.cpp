@@ -1,4 +1,4 @@
-#include "api/server/sa_client.h"
+#include "fabric/model/sa_client.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,10 +8,10 @@
 #include "fabric/wire/byte_cursor.h"
 #include "fabric/wire/mad_header.h"
 
-namespace ibfab::api {
+namespace ibfab::fabric {
 
-SaClient::SaClient(fabric::Hca& hca, uint8_t port) : hca_(hca), port_(port) {
-  fabric::Hca::AgentSpec spec;
+SaClient::SaClient(Hca& hca, uint8_t port) : hca_(hca), port_(port) {
+  Hca::AgentSpec spec;
   spec.port = port;
   spec.mgmt_class = mad::kSaClass;
   spec.class_version = mad::kSaClassVersion;  // no unsolicited methods: answers come by TID
@@ -48,13 +48,13 @@ void SaClient::cancel(uint64_t ticket) {
 
 void SaClient::transmit(uint32_t tid) {
   Pending& p = pending_.at(tid);
-  const fabric::Port& port = hca_.port(port_);
+  const Port& port = hca_.port(port_);
   if (port.master_sm_lid == 0) {
     // No SM yet: fail now, as ib_sa does without an SM address handle.
     p.timer = hca_.fabric().sim().schedule(sim::Time::zero(), [this, tid] { finish(tid, -ENETUNREACH, {}); });
     return;
   }
-  fabric::MadAddress to;
+  MadAddress to;
   to.lid = port.master_sm_lid;
   to.sl = port.master_sm_sl;
   to.qpn = 1;
@@ -69,7 +69,7 @@ void SaClient::expire(uint32_t tid) {
   transmit(tid);
 }
 
-void SaClient::on_mad(fabric::Port&, const fabric::MadAddress&, std::span<const uint8_t> mad) {
+void SaClient::on_mad(Port&, const MadAddress&, std::span<const uint8_t> mad) {
   if (mad.size() < wire::kMadSize || !(mad[3] & wire::mad_method::kResponseBit)) return;
   const auto tid = static_cast<uint32_t>(wire::load_be64(&mad[8]));
   auto it = pending_.find(tid);
@@ -87,4 +87,4 @@ void SaClient::finish(uint32_t tid, int status, std::span<const uint8_t> mad) {
   if (done) done(status, mad);
 }
 
-}  // namespace ibfab::api
+}  // namespace ibfab::fabric
