@@ -71,6 +71,17 @@ struct CmAddrRequest {
   sockaddr_storage dst{};   // CmResolveAddr
 };
 
+// CmSetIbPath (rdma_set_option RDMA_OPTION_IB_PATH): the id's route is
+// this PathRecord, as the SA would have answered it (IBTA wire layout, as
+// struct ibv_path_record holds it), in place of rdma_resolve_route; the
+// id must have its address resolved (else -EINVAL), and
+// RDMA_CM_EVENT_ROUTE_RESOLVED follows.
+struct CmSetIbPath {
+  uint32_t id = 0;
+  uint32_t reserved = 0;
+  uint8_t path_record[64] = {};
+};
+
 // CmConnect (a UD id: SIDR REQ), CmAccept (SIDR REP, status 0, with the
 // QP number and Q_Key), CmReject (SIDR REP, status Rejected).
 struct CmConnect {

@@ -27,7 +27,7 @@
 
 namespace ibfab::api {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr std::size_t kNodeNameSize = 64;
 inline constexpr std::size_t kMaxPkeys = 128;
 inline constexpr std::size_t kMaxPorts = 4;
@@ -80,6 +80,7 @@ enum class MsgType : uint16_t {
   CmLeave,
   CmQueryId,
   CmInitQpAttr,
+  CmSetIbPath,
   CmReply,
   kLast = CmReply,
 };

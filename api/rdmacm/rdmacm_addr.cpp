@@ -84,6 +84,23 @@ int query(Id& id, bool path) {
   return 0;
 }
 
+int set_ib_path(Id& id, const void* optval, size_t optlen) {
+  constexpr uint32_t kWanted = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+  if (optlen % sizeof(ibv_path_data) != 0) return fail(EINVAL);
+  const auto* paths = static_cast<const ibv_path_data*>(optval);
+  const std::size_t n = optlen / sizeof(ibv_path_data);
+  const ibv_path_data* path = nullptr;
+  for (std::size_t i = 0; i < n && !path; ++i)
+    if (paths[i].flags == kWanted) path = &paths[i];
+  if (!path) return fail(EINVAL);
+  api::CmSetIbPath req;
+  req.id = id.handle;
+  static_assert(sizeof req.path_record == sizeof path->path);
+  std::memcpy(req.path_record, &path->path, sizeof req.path_record);
+  const api::CmReply r = request(api::MsgType::CmSetIbPath, &req, sizeof req);
+  return r.value < 0 ? fail(static_cast<int>(-r.value)) : 0;
+}
+
 }  // namespace ibfab::rdmacm
 
 using namespace ibfab;

@@ -238,7 +238,7 @@ IBFAB_RDMACM_EXPORT int rdma_set_option(rdma_cm_id* id, int level, int optname, 
   if (!optval && optlen) return fail(EFAULT);  // the kernel copies the value in first
   switch (level) {
     case RDMA_OPTION_ID: return set_id_option(*Id::from(id), optname, optval, optlen);
-    case RDMA_OPTION_IB: return fail(ENOSYS);  // RDMA_OPTION_IB_PATH: ibfab resolves routes itself
+    case RDMA_OPTION_IB: return optname == RDMA_OPTION_IB_PATH ? set_ib_path(*Id::from(id), optval, optlen) : fail(ENOSYS);
     default: return fail(ENOSYS);
   }
 }

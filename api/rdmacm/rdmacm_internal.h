@@ -169,6 +169,14 @@ void complete_event(Id& owner, Join* join);
 // 0 or -1 with errno.
 int query(Id& id, bool path);
 
+// rdma_set_option(RDMA_OPTION_IB, RDMA_OPTION_IB_PATH): the primary,
+// bidirectional GMP path among `optlen` bytes of struct ibv_path_data
+// becomes the id's route, as the kernel's ucma_set_ib_path takes it
+// (EINVAL: optlen not a multiple of the struct, no such path, or the
+// address not resolved); RDMA_CM_EVENT_ROUTE_RESOLVED follows. 0 or -1
+// with errno.
+int set_ib_path(Id& id, const void* optval, size_t optlen);
+
 // --- Events (rdmacm_events.cpp) -------------------------------------------------------
 
 struct Event {

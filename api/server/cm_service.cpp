@@ -239,6 +239,10 @@ CmReply CmService::handle(Client& c, MsgType type, std::span<const uint8_t> msg,
       if (auto req = body_as<CmJoin>(msg, type)) with_id(req->id, [&](Id& id) { return join(id, *req); });
       else r.value = -EINVAL;
       break;
+    case MsgType::CmSetIbPath:
+      if (auto req = body_as<CmSetIbPath>(msg, type)) with_id(req->id, [&](Id& id) { return set_ib_path(id, *req); });
+      else r.value = -EINVAL;
+      break;
     case MsgType::CmLeave:
       if (auto req = body_as<CmLeave>(msg, type)) with_id(req->id, [&](Id& id) { return leave(id, req->uid); });
       else r.value = -EINVAL;
@@ -508,6 +512,16 @@ int64_t CmService::resolve_route(Id& id, uint32_t timeout_ms) {
         }
         emit(id, ev);
       });
+  return 0;
+}
+
+int64_t CmService::set_ib_path(Id& id, const CmSetIbPath& req) {
+  if (id.state != State::AddrResolved || !id.hca) return -EINVAL;  // as rdma_set_ib_path: from ADDR_RESOLVED only
+  id.path = mad::PathRecord::unpack(req.path_record);
+  id.state = State::RouteResolved;
+  CmEvent ev;
+  ev.event = RDMA_CM_EVENT_ROUTE_RESOLVED;
+  emit(id, ev);
   return 0;
 }
 

@@ -90,6 +90,7 @@ class CmService final : public fabric::PortEventListener {
   int64_t bind(Id& id, const sockaddr_storage& addr);
   int64_t resolve_addr(Id& id, const CmAddrRequest& req);
   int64_t resolve_route(Id& id, uint32_t timeout_ms);
+  int64_t set_ib_path(Id& id, const CmSetIbPath& req);
   int64_t listen(Id& id);
   int64_t connect(Id& id, const CmConnect& req);
   int64_t answer(Id& id, const CmConnect& req, bool accept);

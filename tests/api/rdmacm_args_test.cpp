@@ -216,7 +216,8 @@ TEST_F(RdmacmArgs, SetOption) {
       {RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &tos, sizeof tos, EINVAL},
       {RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &tos, sizeof tos, EINVAL},  // a UD id
       {RDMA_OPTION_ID, 99, &on, sizeof on, ENOSYS},
-      {RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &on, sizeof on, ENOSYS},
+      {RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &on, sizeof on, EINVAL},  // not a whole ibv_path_data
+      {RDMA_OPTION_IB, 99, &on, sizeof on, ENOSYS},
       {7, 0, &on, sizeof on, ENOSYS},
       {RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, nullptr, 1, EFAULT},
   };
@@ -225,6 +226,46 @@ TEST_F(RdmacmArgs, SetOption) {
     EXPECT_EQ(rdma_set_option(e.id, c.level, c.name, c.value, c.len), -1) << c.level << " " << c.name;
     EXPECT_EQ(errno, c.err) << c.level << " " << c.name;
   }
+}
+
+// RDMA_OPTION_IB_PATH in place of rdma_resolve_route (as librdmacm uses
+// the routes ibacm gives rdma_getaddrinfo): the primary, bidirectional GMP
+// path among those given becomes the route as it is (the SA is not asked:
+// LID 0x77 is no port of this fabric), and ROUTE_RESOLVED follows. Before
+// the address is resolved, or with no such path given: EINVAL.
+TEST_F(RdmacmArgs, AnIbPathGivenIsTheRoute) {
+  Endpoint e("10.1.0.1");
+  ASSERT_EQ(e.bind_status, 0);
+  ibv_path_data paths[2]{};
+  paths[0].flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_ALTERNATE | IBV_PATH_FLAG_BIDIRECTIONAL;
+  paths[1].flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+  ibv_path_record& p = paths[1].path;
+  p.dgid.raw[0] = 0xfe;
+  p.dgid.raw[15] = 0x42;
+  p.dlid = htobe16(0x77);
+  p.slid = htobe16(0x1);
+  p.pkey = htobe16(0xffff);
+  p.qosclass_sl = htobe16(5);
+  p.mtu = (2 << 6) | IBV_MTU_2048;
+  p.rate = (2 << 6) | 7;
+  // The address is not resolved yet.
+  EXPECT_FAILS_WITH(rdma_set_option(e.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, paths, sizeof paths), EINVAL);
+  sockaddr_in dst = ipv4("10.1.0.2");
+  ASSERT_EQ(rdma_resolve_addr(e.id, nullptr, sa(dst), 2000), 0);
+  expect_event(e.ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+  // An alternate path only.
+  EXPECT_FAILS_WITH(rdma_set_option(e.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, paths, sizeof paths[0]), EINVAL);
+  ASSERT_EQ(rdma_set_option(e.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, paths, sizeof paths), 0);
+  expect_event(e.ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+  ASSERT_EQ(e.id->route.num_paths, 1);
+  const ibv_sa_path_rec& r = e.id->route.path_rec[0];
+  EXPECT_EQ(be16toh(r.dlid), 0x77);
+  EXPECT_EQ(r.sl, 5);
+  EXPECT_EQ(r.mtu, IBV_MTU_2048);
+  EXPECT_EQ(r.rate, 7);
+  EXPECT_EQ(r.dgid.raw[15], 0x42);
+  // The route is resolved already.
+  EXPECT_FAILS_WITH(rdma_set_option(e.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, paths, sizeof paths), EINVAL);
 }
 
 TEST_F(RdmacmArgs, GetDevices) {
