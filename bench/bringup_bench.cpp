@@ -6,23 +6,16 @@
 // (counter opensm_s).
 #include <benchmark/benchmark.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 
+#include "bench/resident_memory.h"
 #include "fabric/model/fabric.h"
 #include "fabric/topology/topology_spec.h"
 #include "sm/subnet_manager.h"
 
 namespace ibfab::bench {
 namespace {
-
-double rss_mb() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return static_cast<double>(resident) * 4096.0 / (1024.0 * 1024.0);
-}
 
 void bringup(benchmark::State& state, const char* spec, double opensm_seconds) {
   const topo::Topology topology = topo::load_topology(spec);
@@ -48,7 +41,7 @@ void bringup(benchmark::State& state, const char* spec, double opensm_seconds) {
       }
       state.PauseTiming();
     }
-    rss = std::max(rss, rss_mb());
+    rss = std::max(rss, resident_mb());
     fabric.reset();
     sim.reset();
     state.ResumeTiming();

@@ -23,6 +23,7 @@
 #include <system_error>
 #include <utility>
 
+#include "bench/resident_memory.h"
 #include "fabric/model/fabric.h"
 #include "fabric/topology/netfile_reader.h"
 #include "fabric/topology/netfile_writer.h"
@@ -30,20 +31,6 @@
 
 namespace ibfab::bench {
 namespace {
-
-// Resident set size of this process in bytes (second field of
-// /proc/self/statm, in pages); 0 if it cannot be read.
-double resident_bytes() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  unsigned long size = 0, resident = 0;
-  const int n = std::fscanf(f, "%lu %lu", &size, &resident);
-  std::fclose(f);
-  if (n != 2) return 0;
-  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
-}
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // A built model, kept alive as a whole. The fabric is built from the
 // topology and refers to the simulator: declaration order matters.

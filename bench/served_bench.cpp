@@ -1,6 +1,8 @@
-// Served mode: an SA Get (ClassPortInfo) from a client process's point of
-// view, over the engine's socket to the built-in SA and back, in wall time;
-// and SA queries per second from 16 clients at once. The engine serves
+// Served mode: how long `ibfab serve` takes to be ready (the fabric built,
+// the subnet up, every port's IPoIB broadcast join answered) on large fat
+// trees; an SA Get (ClassPortInfo) from a client process's point of view,
+// over the engine's socket to the built-in SA and back, in wall time; and
+// SA queries per second from 16 clients at once. The engine serves
 // fat-tree:2:4 in a thread of this process, as `ibfab serve` would; each
 // client has its own control and MAD-port connections, as a libibumad
 // process has.
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "api/client/session.h"
+#include "bench/resident_memory.h"
 #include "api/server/engine.h"
 #include "api/client/seqpacket.h"
 #include "api/client/socket_path.h"
@@ -99,6 +102,30 @@ struct Client {
     return n > 0 && buf[sizeof(api::MsgHeader) + sizeof(api::MadEnvelope) + 3] == 0x81;
   }
 };
+
+// From nothing to ready, as `ibfab serve --topology SPEC` does before it
+// listens: wall time, resident memory.
+void served_ready(benchmark::State& state, const char* spec) {
+  std::size_t hosts = 0;
+  for (auto _ : state) {
+    api::EngineOptions o;
+    o.topology = spec;
+    auto engine = std::make_unique<api::Engine>(o);
+    const std::string error = engine->bring_up();
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+    hosts = engine->topology().hca_count();
+    state.PauseTiming();
+    state.counters["rss_mb"] = resident_mb();
+    engine.reset();
+    state.ResumeTiming();
+  }
+  state.counters["hosts"] = static_cast<double>(hosts);
+}
+BENCHMARK_CAPTURE(served_ready, ft3_24, "fat-tree:3:24")->Name("served/ready/fat-tree:3:24")->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(served_ready, ft3_34, "fat-tree:3:34")->Name("served/ready/fat-tree:3:34")->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void served_sa_round_trip(benchmark::State& state) {
   ServedEngine e;

@@ -730,14 +730,24 @@ void CmService::ipoib_join(fabric::Hca& hca, uint8_t port) {
                             });
 }
 
-bool CmService::ipoib_settled() const {
-  for (const auto& s : stacks_) {
-    if (!s) continue;
-    for (uint8_t p = 1; p <= s->hca->num_ports(); ++p) {
-      const PortStack& ps = s->ports[p - 1u];
-      if (s->hca->port(p).state() == fabric::PortState::Active && !ps.ipoib_joined && ps.ipoib_failures < 2) return false;
+bool CmService::ipoib_settled() {
+  const auto settled = [](const HostStack& s) {
+    for (uint8_t p = 1; p <= s.hca->num_ports(); ++p) {
+      const PortStack& ps = s.ports[p - 1u];
+      if (s.hca->port(p).state() == fabric::PortState::Active && !ps.ipoib_joined && ps.ipoib_failures < 2) return false;
     }
-  }
+    return true;
+  };
+  const auto first_unsettled = [&](std::size_t from) {
+    while (from < stacks_.size() && (!stacks_[from] || settled(*stacks_[from]))) ++from;
+    return from;
+  };
+  const std::size_t from = ipoib_cursor_;
+  ipoib_cursor_ = first_unsettled(from);
+  // A pass that began past the first host looks again from the start.
+  if (ipoib_cursor_ == stacks_.size() && from != 0) ipoib_cursor_ = first_unsettled(0);
+  if (ipoib_cursor_ < stacks_.size()) return false;
+  ipoib_cursor_ = 0;
   return true;
 }
 

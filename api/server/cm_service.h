@@ -65,7 +65,9 @@ class CmService final : public fabric::PortEventListener {
   CmReply handle(Client& client, MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds);
 
   // Every Active port has joined its IPoIB broadcast group, or tried twice.
-  bool ipoib_settled() const;
+  // Cheap to ask after every event: it resumes at the host that held it up
+  // last time, and says yes only after a whole pass.
+  bool ipoib_settled();
   // Sends the events a full channel socket could not take yet.
   void flush();
   bool backlog() const { return backlogged_ > 0; }
@@ -127,6 +129,7 @@ class CmService final : public fabric::PortEventListener {
   const topo::AddressPlan& plan_;
   bool every_host_local_;
   std::vector<std::unique_ptr<HostStack>> stacks_;  // by node index (null for switches)
+  std::size_t ipoib_cursor_ = 0;                    // ipoib_settled's place in stacks_
   std::vector<std::unique_ptr<Client>> clients_;
   std::unordered_map<uint32_t, std::unique_ptr<Channel>> channels_;
   std::unordered_map<uint32_t, std::unique_ptr<Id>> ids_;
