@@ -110,6 +110,13 @@ def engine_holds(pid):
     return len(os.listdir(f"/proc/{pid}/fd")), mappings
 
 
+def failed(served, why):
+    """Says why the test failed, with the end of the engine's log (a refused client shows there); 1."""
+    print(why)
+    print("the engine's log, last lines:\n" + "".join(served.text(1).splitlines(True)[-30:]))
+    return 1
+
+
 def main():
     if "--" not in sys.argv or len(sys.argv) < 6:
         print(__doc__)
@@ -210,8 +217,7 @@ def main():
                 for r in runs:
                     r.kill()
                     print(r.communicate()[0][-20000:])
-                print(f"{program[0]} did not finish within 90 s")
-                return 1
+                return failed(served, f"{program[0]} did not finish within 90 s")
             bg_status = None
             if bg:
                 if bg_expect and all(r.returncode == 0 for r in runs):
@@ -231,28 +237,23 @@ def main():
             for r, out in zip(runs, outputs):
                 if r.returncode != 0:
                     print(out[-20000:])
-                    print(f"{program[0]} exited {r.returncode}")
-                    return 1
+                    return failed(served, f"{program[0]} exited {r.returncode}")
                 for pattern in expect.split("|||"):
                     if not re.search(pattern, out, re.MULTILINE):
                         print(out[-20000:])
-                        print(f"output does not match: {pattern}")
-                        return 1
+                        return failed(served, f"output does not match: {pattern}")
             if bg_expect:
                 if bg_status != 0:
-                    print(f"{background[1]} exited {bg_status}" if bg_status is not None
-                          else f"{background[1]} did not exit within 60 s")
-                    return 1
+                    return failed(served, f"{background[1]} exited {bg_status}" if bg_status is not None
+                                  else f"{background[1]} did not exit within 60 s")
                 for pattern in bg_expect.split("|||"):
                     if not re.search(pattern, bg_text, re.MULTILINE):
-                        print(f"{background[1]}'s output does not match: {pattern}")
-                        return 1
+                        return failed(served, f"{background[1]}'s output does not match: {pattern}")
             if count:
                 got = sum(1 for line in outputs[0].splitlines() if re.search(count[0], line))
                 if got != count[1]:
                     print(outputs[0][-20000:])
-                    print(f"{got} lines match {count[0]}, not {count[1]}")
-                    return 1
+                    return failed(served, f"{got} lines match {count[0]}, not {count[1]}")
             print(outputs[0][-20000:])
             print(f"{copies} run(s) passed" + (f", and {background[1]} on {background[0]} too" if bg_expect else ""))
             if pcap_expect:
