@@ -106,4 +106,21 @@ AddressOverride parse_address_override(const Topology& topology, const std::stri
   return o;
 }
 
+std::vector<std::string> read_address_overrides(std::istream& in, const std::string& name) {
+  std::vector<std::string> out;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::string_view text(line);
+    text = text.substr(0, text.find('#'));
+    const std::size_t first = text.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos) continue;
+    text = text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+    if (text.find('=') == std::string_view::npos || text.find_first_of(" \t") != std::string_view::npos)
+      throw std::invalid_argument(name + ":" + std::to_string(number) + ": expected NODE[:PORT]=ADDRESS[/PREFIX], got '" +
+                                  std::string(text) + "'");
+    out.emplace_back(text);
+  }
+  return out;
+}
+
 }  // namespace ibfab::topo

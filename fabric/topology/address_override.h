@@ -12,7 +12,9 @@
 // The text is split at its last '=' (an address holds none).
 #include <array>
 #include <cstdint>
+#include <istream>
 #include <string>
+#include <vector>
 
 #include "fabric/topology/topology.h"
 
@@ -31,5 +33,13 @@ struct AddressOverride {
 // unknown node, a switch, a port the HCA does not have, text that is not an
 // address, a non-unicast address, or a bad prefix.
 AddressOverride parse_address_override(const Topology& topology, const std::string& text);
+
+// The overrides of an address file (`ibfab serve --ip-file`): one
+// "NODE[:PORT]=ADDRESS[/PREFIX]" per line, as --ip takes it; space around
+// it, blank lines and everything after '#' are ignored. Throws
+// std::invalid_argument "NAME:LINE: ..." for a line that is no override
+// (no '=', or space inside); what is wrong with an override itself,
+// parse_address_override says when the plan is built.
+std::vector<std::string> read_address_overrides(std::istream& in, const std::string& name);
 
 }  // namespace ibfab::topo

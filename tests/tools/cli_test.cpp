@@ -288,6 +288,29 @@ TEST(Cli, TopoShowPreviewsIpAndMcastRoute) {
   EXPECT_NE(r.out.find("          H3 1 10.1.0.3/16 fd01::3/64\n"), std::string::npos) << r.out;
 }
 
+// --ip-file: the overrides of a file, with comments and blank lines, as
+// --ip gives them; a line that is no override names the file and line.
+TEST(Cli, IpFileGivesOverridesAsIpDoes) {
+  const std::string file = tmp("addresses.txt");
+  std::ofstream(file) << "# lab addresses\n\n  H2=192.168.0.2/24   # the head node\nH3:1=fd01::3\n";
+  Result r = ibfab("topo show fat-tree:2:4 --addresses --ip-file " + file + " --ip H4=192.168.0.4/24");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("          H2 1 192.168.0.2/24 fd00:0:0:1::2/64\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("          H3 1 10.1.0.3/16 fd01::3/64\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("          H4 1 192.168.0.4/24 fd00:0:0:1::4/64\n"), std::string::npos) << r.out;
+  r = ibfab("topo show fat-tree:2:4 --addresses --ip-file " + file + " --ip H5=192.168.0.2/24");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: address override 'H5=192.168.0.2/24': 192.168.0.2 is also the address of H2[1]\n");
+  std::ofstream(file) << "H2=192.168.0.2\nH3 192.168.0.3\n";
+  r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("bad-ip-file.sock") + " --ip-file " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + file + ":2: expected NODE[:PORT]=ADDRESS[/PREFIX], got 'H3 192.168.0.3'\n");
+  EXPECT_FALSE(std::filesystem::exists(tmp("bad-ip-file.sock")));
+  r = ibfab("topo show fat-tree:2:4 --addresses --ip-file " + tmp("no-such-file.txt"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--ip-file"), std::string::npos) << r.out;
+}
+
 TEST(Cli, BadIpIsOneLineAndExitTwo) {
   Result r = ibfab("topo show fat-tree:2:4 --addresses --ip H1:2=10.0.0.1");
   EXPECT_EQ(r.status, 2);

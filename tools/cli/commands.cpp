@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "fabric/topology/address_override.h"
 #include "fabric/topology/dot_writer.h"
 #include "fabric/topology/netfile_writer.h"
 #include "fabric/topology/topology_spec.h"
@@ -94,6 +95,11 @@ void Commands::add_address_options(CLI::App* cmd, CLI::Option* needs) {
                   "its default of that family (port P of the h-th host: 10.P.(h/256).(h%256)/16 and\n"
                   "fd00:0:0:P::h/64); LEN defaults to 16 (IPv4) or 64 (IPv6). Repeatable")
       ->type_name("NODE[:PORT]=ADDR[/LEN]");
+  CLI::Option* ip_file = cmd->add_option("--ip-file", ip_files_,
+                  "Read --ip overrides from this file, one NODE[:PORT]=ADDR[/LEN] per line ('#' starts\n"
+                  "a comment). Repeatable; with --ip too, every address must still be unique")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   CLI::Option* route = cmd->add_option("--mcast-route", mcast_route_,
                   "The port multicast destinations (224.0.0.0/4, ff00::/8) leave by, or none:\n"
                   "no multicast route (rdma_cm then needs a source address to join a group)")
@@ -102,13 +108,20 @@ void Commands::add_address_options(CLI::App* cmd, CLI::Option* needs) {
       ->check(CLI::IsMember({"1", "2", "none"}));
   if (needs) {
     ip->needs(needs);
+    ip_file->needs(needs);
     route->needs(needs);
   }
 }
 
 topo::AddressOptions Commands::address_options() const {
   topo::AddressOptions o;
-  o.overrides = ip_overrides_;
+  for (const std::string& path : ip_files_) {
+    std::ifstream in(path);
+    if (!in) throw std::invalid_argument("cannot read the address file '" + path + "'");
+    const std::vector<std::string> lines = topo::read_address_overrides(in, path);
+    o.overrides.insert(o.overrides.end(), lines.begin(), lines.end());
+  }
+  o.overrides.insert(o.overrides.end(), ip_overrides_.begin(), ip_overrides_.end());
   if (mcast_route_ == "none") o.mcast_route_port.reset();
   else o.mcast_route_port = static_cast<uint8_t>(std::stoi(mcast_route_));
   return o;

@@ -41,6 +41,7 @@ class Commands {
   // topo show --addresses / serve: the ports' IP addresses
   bool addresses_ = false;
   std::vector<std::string> ip_overrides_;
+  std::vector<std::string> ip_files_;
   std::string mcast_route_ = "1";
   uint64_t seed_ = 0;
   bool seed_given_ = false;
