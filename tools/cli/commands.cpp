@@ -98,8 +98,7 @@ void Commands::add_address_options(CLI::App* cmd, CLI::Option* needs) {
   CLI::Option* ip_file = cmd->add_option("--ip-file", ip_files_,
                   "Read --ip overrides from this file, one NODE[:PORT]=ADDR[/LEN] per line ('#' starts\n"
                   "a comment). Repeatable; with --ip too, every address must still be unique")
-      ->type_name("FILE")
-      ->check(CLI::ExistingFile);
+      ->type_name("FILE");
   CLI::Option* route = cmd->add_option("--mcast-route", mcast_route_,
                   "The port multicast destinations (224.0.0.0/4, ff00::/8) leave by, or none:\n"
                   "no multicast route (rdma_cm then needs a source address to join a group)")
@@ -117,7 +116,7 @@ topo::AddressOptions Commands::address_options() const {
   topo::AddressOptions o;
   for (const std::string& path : ip_files_) {
     std::ifstream in(path);
-    if (!in) throw std::invalid_argument("cannot read the address file '" + path + "'");
+    if (!in) throw std::invalid_argument("--ip-file: cannot read '" + path + "'");
     const std::vector<std::string> lines = topo::read_address_overrides(in, path);
     o.overrides.insert(o.overrides.end(), lines.begin(), lines.end());
   }
