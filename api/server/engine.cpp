@@ -460,7 +460,7 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fd
 bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds) {
   const std::optional<Hello> h = body_as<Hello>(msg, MsgType::Hello);
   if (!h || h->version != kProtocolVersion || h->kind > ConnectionKind::Cm)
-    return refuse(c, EPROTO, "bad Hello (protocol version 1 expected)");
+    return refuse(c, EPROTO, "bad Hello (protocol version " + std::to_string(kProtocolVersion) + " expected)");
   const std::string node(h->node, strnlen(h->node, sizeof h->node));
   HelloReply r;
   fabric::Hca* hca = fabric_->find_hca(node);

@@ -205,6 +205,20 @@ TEST_F(Served, GarbageAndStrangersAreRefusedAndTheEngineGoesOn) {
   EXPECT_EQ(type_of(std::span<const uint8_t>(buf.data(), static_cast<std::size_t>(n))), MsgType::Error);
   EXPECT_EQ(recv_message(fd, buf), 0) << "then the engine hangs up";
   ::close(fd);
+  // A library of another protocol version: told the version expected.
+  const int old = connect_to(path_);
+  ASSERT_GE(old, 0);
+  Hello hello;
+  hello.version = kProtocolVersion - 1;
+  hello.pid = static_cast<uint32_t>(::getpid());
+  ASSERT_EQ(send_message(old, MsgType::Hello, &hello, sizeof hello), 0);
+  n = recv_message(old, buf);
+  const std::optional<ErrorBody> e =
+      body_as<ErrorBody>(std::span<const uint8_t>(buf.data(), static_cast<std::size_t>(n > 0 ? n : 0)), MsgType::Error);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->status, EPROTO);
+  EXPECT_EQ(std::string(e->text), "bad Hello (protocol version " + std::to_string(kProtocolVersion) + " expected)");
+  ::close(old);
   // A host that does not exist.
   const int fd2 = connect_to(path_);
   uint32_t handle = 0;
