@@ -11,17 +11,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "api/client/cm_protocol.h"
 #include "api/client/seqpacket.h"
-#include "api/client/session.h"
 #include "api/client/socket_path.h"
+#include "api/client/session.h"
 #include "api/server/engine.h"
+#include "tests/server/engine_thread.h"
 #include "sm/sa/mcast_groups.h"
 
 namespace ibfab::api {
@@ -121,50 +120,25 @@ class CmClient {
 
 class CmService : public ::testing::Test {
  protected:
-  void start(EngineOptions o) {
-    path_ = "/tmp/ibfab-cm-test-" + std::to_string(::getpid()) + ".sock";
-    o.topology = "fat-tree:2:4";
-    engine_ = std::make_unique<Engine>(o);
-    ASSERT_EQ(engine_->bring_up(), "");
-    std::string error;
-    listen_fd_ = listen_at(path_, error);
-    ASSERT_GE(listen_fd_, 0) << error;
-    resume();
-  }
+  void start(EngineOptions o) { ASSERT_EQ(served_.start(o, "cm-test"), ""); }
   void SetUp() override { start({}); }
-  void stop() {
-    if (thread_.joinable()) {
-      stop_ = true;
-      thread_.join();
-    }
-  }
-  void resume() {
-    stop_ = false;
-    thread_ = std::thread([this] { engine_->serve(listen_fd_, stop_); });
-  }
-  void TearDown() override {
-    stop();
-    engine_.reset();
-    if (listen_fd_ >= 0) ::close(listen_fd_);
-    ::unlink(path_.c_str());
-  }
   // The JoinState the SA holds for `host`'s port 1 in group `mgid` (0: not
   // a member), read with the engine stopped.
   uint8_t sa_member(const std::string& mgid, const std::string& host) {
-    stop();
+    served_.stop();
     uint8_t state = 0;
-    const sm::McastGroup* g = engine_->sm()->groups()->find(*wire::Gid::parse(mgid));
-    const fabric::Hca* h = engine_->fabric().find_hca(host);
+    const sm::McastGroup* g = served_.engine().sm()->groups()->find(*wire::Gid::parse(mgid));
+    const fabric::Hca* h = served_.engine().fabric().find_hca(host);
     if (g && h)
       if (auto it = g->members.find(h->port(1).guid()); it != g->members.end()) state = it->second.join_state;
-    resume();
+    served_.resume();
     return state;
   }
   std::size_t sa_members(const std::string& mgid) {
-    stop();
-    const sm::McastGroup* g = engine_->sm()->groups()->find(*wire::Gid::parse(mgid));
+    served_.stop();
+    const sm::McastGroup* g = served_.engine().sm()->groups()->find(*wire::Gid::parse(mgid));
     const std::size_t n = g ? g->members.size() : 0;
-    resume();
+    served_.resume();
     return n;
   }
 
@@ -178,11 +152,8 @@ class CmService : public ::testing::Test {
 
   static constexpr const char* kBroadcast = "ff12:401b:ffff::ffff:ffff";
   static constexpr const char* kGroup = "ff12:4001:ffff::f01:101";  // 239.1.1.1 under RDMA_PS_UDP
-  std::string path_;
-  std::unique_ptr<Engine> engine_;
-  int listen_fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  const std::string& path() const { return served_.path(); }
+  testing::EngineThread served_;
 };
 
 TEST_F(CmService, EveryActivePortJoinsItsIpoibBroadcastGroupAtBringUp) {
@@ -191,7 +162,7 @@ TEST_F(CmService, EveryActivePortJoinsItsIpoibBroadcastGroupAtBringUp) {
 }
 
 TEST_F(CmService, JoinGivesTheGroupsAddressVectorAndTheSaSeesOneMemberPerPort) {
-  CmClient h1(path_, "H1");
+  CmClient h1(path(), "H1");
   const uint32_t a = h1.create_id(), b = h1.create_id();
   ASSERT_GT(a, 0u);
   EXPECT_EQ(h1.bind(a, "10.1.0.1"), 0);
@@ -226,7 +197,7 @@ TEST_F(CmService, JoinGivesTheGroupsAddressVectorAndTheSaSeesOneMemberPerPort) {
 }
 
 TEST_F(CmService, SendOnlyJoinIsJoinState8) {
-  CmClient h2(path_, "H2");
+  CmClient h2(path(), "H2");
   auto ev = send_only_join(h2, 1);
   ASSERT_TRUE(ev);
   EXPECT_EQ(ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
@@ -234,7 +205,7 @@ TEST_F(CmService, SendOnlyJoinIsJoinState8) {
 }
 
 TEST_F(CmService, BadJoinsAreRefusedWithTheKernelsErrno) {
-  CmClient h1(path_, "H1");
+  CmClient h1(path(), "H1");
   const uint32_t id = h1.create_id();
   EXPECT_EQ(h1.join(id, "239.1.1.1", 1), -EINVAL);  // not bound
   ASSERT_EQ(h1.bind(id, "10.1.0.1"), 0);
@@ -245,7 +216,7 @@ TEST_F(CmService, BadJoinsAreRefusedWithTheKernelsErrno) {
 }
 
 TEST_F(CmService, AMulticastDestinationResolvesThroughTheRoutingTable) {
-  CmClient h3(path_, "H3");
+  CmClient h3(path(), "H3");
   const uint32_t id = h3.create_id();
   ASSERT_EQ(h3.resolve(id, nullptr, "239.1.1.1"), 0);
   auto ev = h3.next();
@@ -265,7 +236,7 @@ TEST_F(CmService, AMulticastDestinationResolvesThroughTheRoutingTable) {
 }
 
 TEST_F(CmService, AnUnknownUnicastAddressTimesOut) {
-  CmClient h3(path_, "H3");
+  CmClient h3(path(), "H3");
   const uint32_t id = h3.create_id();
   ASSERT_EQ(h3.resolve(id, nullptr, "10.1.0.200", 0, 100), 0);
   auto ev = h3.next();
@@ -277,7 +248,7 @@ TEST_F(CmService, AnUnknownUnicastAddressTimesOut) {
 }
 
 TEST_F(CmService, SidrConnectsAcceptsAndRejects) {
-  CmClient server(path_, "H2"), client(path_, "H1");
+  CmClient server(path(), "H2"), client(path(), "H1");
   const uint32_t listener = server.create_id();
   ASSERT_EQ(server.bind(listener, "0.0.0.0", 7174), 0);
   ASSERT_EQ(server.simple(MsgType::CmListen, listener), 0);
@@ -334,7 +305,7 @@ TEST_F(CmService, SidrConnectsAcceptsAndRejects) {
 
 TEST_F(CmService, AClientThatGoesAwayLeavesItsGroups) {
   {
-    CmClient h4(path_, "H4");
+    CmClient h4(path(), "H4");
     const uint32_t id = h4.create_id();
     ASSERT_EQ(h4.bind(id, "10.1.0.4"), 0);
     ASSERT_EQ(h4.join(id, "239.1.1.1", 1), 0);
@@ -355,7 +326,7 @@ class CmServiceOldSm : public CmService {
 };
 
 TEST_F(CmServiceOldSm, SendOnlyJoinFailsWhenTheSmLacksSupport) {
-  CmClient h2(path_, "H2");
+  CmClient h2(path(), "H2");
   auto ev = send_only_join(h2, 5);
   ASSERT_TRUE(ev);
   EXPECT_EQ(ev->event, RDMA_CM_EVENT_MULTICAST_ERROR);

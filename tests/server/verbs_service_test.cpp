@@ -8,18 +8,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "api/client/shared_memory.h"
-#include "api/client/socket_path.h"
 #include "api/client/verbs_link.h"
 #include "api/client/verbs_protocol.h"
 #include "api/client/verbs_rings.h"
 #include "api/server/engine.h"
+#include "tests/server/engine_thread.h"
 
 namespace ibfab::api {
 namespace {
@@ -32,40 +30,13 @@ constexpr uint32_t kRqSlot = rings::kGrhBytes + rings::kMaxUdPayload;
 
 class VerbsService : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = "/tmp/ibfab-verbs-test-" + std::to_string(::getpid()) + ".sock";
-    EngineOptions o;
-    o.topology = "fat-tree:2:4";
-    engine_ = std::make_unique<Engine>(o);
-    ASSERT_EQ(engine_->bring_up(), "");
-    std::string error;
-    listen_fd_ = listen_at(path_, error);
-    ASSERT_GE(listen_fd_, 0) << error;
-    thread_ = std::thread([this] { engine_->serve(listen_fd_, stop_); });
-  }
-  // Stops serving; the fabric may be inspected or changed afterwards.
-  void stop() {
-    if (thread_.joinable()) {
-      stop_ = true;
-      thread_.join();
-    }
-  }
-  void resume() {
-    stop_ = false;
-    thread_ = std::thread([this] { engine_->serve(listen_fd_, stop_); });
-  }
+  void SetUp() override { ASSERT_EQ(served_.start({}, "verbs-test"), ""); }
   // The next async event on `fd` within `ms`, or nullopt.
   static std::optional<AsyncEvent> next_event(int fd, int ms) {
     pollfd p{fd, POLLIN, 0};
     AsyncEvent e;
     if (::poll(&p, 1, ms) != 1 || ::recv(fd, &e, sizeof e, 0) != static_cast<ssize_t>(sizeof e)) return std::nullopt;
     return e;
-  }
-  void TearDown() override {
-    stop();
-    engine_.reset();
-    ::close(listen_fd_);
-    ::unlink(path_.c_str());
   }
   int64_t create_cq(client::VerbsLink& link, SharedMemory& mem, uint32_t depth = 8) {
     EXPECT_EQ(mem.create(CqRing::bytes(depth), "test-cq"), 0);
@@ -95,16 +66,13 @@ class VerbsService : public ::testing::Test {
     return link.request(type, &m, sizeof m);
   }
 
-  std::string path_;
-  std::unique_ptr<Engine> engine_;
-  int listen_fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  const std::string& path() const { return served_.path(); }
+  testing::EngineThread served_;
 };
 
 TEST_F(VerbsService, RequestsAreCheckedAndRefusedWithErrno) {
   client::VerbsLink link;
-  ASSERT_EQ(link.open(path_, "H3"), 0);
+  ASSERT_EQ(link.open(path(), "H3"), 0);
   CreateCq c;
   c.depth = 8;
   EXPECT_EQ(link.request(MsgType::CreateCq, &c, sizeof c), -EINVAL);  // no ring fd
@@ -143,20 +111,20 @@ TEST_F(VerbsService, RequestsAreCheckedAndRefusedWithErrno) {
 
 TEST_F(VerbsService, PortEventsReachTheAsyncFd) {
   client::VerbsLink link;
-  ASSERT_EQ(link.open(path_, "H3"), 0);
+  ASSERT_EQ(link.open(path(), "H3"), 0);
   EXPECT_FALSE(next_event(link.async_fd(), 50));  // a steady fabric says nothing
-  fabric::Link* cable = engine_->fabric().find_hca("H3")->port(1).link();
+  fabric::Link* cable = served_.engine().fabric().find_hca("H3")->port(1).link();
   ASSERT_NE(cable, nullptr);
-  stop();
-  engine_->fabric().set_link_up(*cable, false);
-  resume();
+  served_.stop();
+  served_.engine().fabric().set_link_up(*cable, false);
+  served_.resume();
   std::optional<AsyncEvent> e = next_event(link.async_fd(), 2000);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->type, IBV_EVENT_PORT_ERR);
   EXPECT_EQ(e->port, 1u);
-  stop();
-  engine_->fabric().set_link_up(*cable, true);
-  resume();
+  served_.stop();
+  served_.engine().fabric().set_link_up(*cable, true);
+  served_.resume();
   // The switch's trap makes the SM sweep: the port comes back Active.
   bool active = false;
   while (!active && (e = next_event(link.async_fd(), 3000))) active = e->type == IBV_EVENT_PORT_ACTIVE;
@@ -166,7 +134,7 @@ TEST_F(VerbsService, PortEventsReachTheAsyncFd) {
 TEST_F(VerbsService, AClientsObjectsGoWithItsConnection) {
   {
     client::VerbsLink link;
-    ASSERT_EQ(link.open(path_, "H3"), 0);
+    ASSERT_EQ(link.open(path(), "H3"), 0);
     SharedMemory cq_mem, qp1, qp2;
     const int64_t cq = create_cq(link, cq_mem);
     const int64_t a = create_qp(link, qp1, static_cast<uint32_t>(cq));
@@ -177,8 +145,8 @@ TEST_F(VerbsService, AClientsObjectsGoWithItsConnection) {
     ASSERT_EQ(attach(link, static_cast<uint32_t>(b), 1), 0);
   }  // the connection closes, as when a process exits or is killed
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  stop();
-  const fabric::Hca& h3 = *engine_->fabric().find_hca("H3");
+  served_.stop();
+  const fabric::Hca& h3 = *served_.engine().fabric().find_hca("H3");
   EXPECT_EQ(h3.qp_count(), 0u);
   EXPECT_EQ(h3.mcast_groups(1), 0u);
 }
