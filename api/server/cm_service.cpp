@@ -123,12 +123,11 @@ struct CmService::HostStack {
 class CmService::CmAgent final : public fabric::MadAgent {
  public:
   CmAgent(CmService& svc, fabric::Hca& hca, uint8_t port) : svc_(svc), hca_(hca), port_(port) {
-    fabric::Hca::AgentSpec spec;
-    spec.port = port;
-    spec.mgmt_class = mad::kCmClass;
-    spec.class_version = mad::kCmClassVersion;
-    spec.methods[0] = uint64_t{1} << wire::mad_method::kSend;
-    id_ = hca.register_agent(spec, this);
+    id_ = hca.register_agent({.port = port,
+                              .mgmt_class = mad::kCmClass,
+                              .class_version = mad::kCmClassVersion,
+                              .methods = {uint64_t{1} << wire::mad_method::kSend, 0}},
+                             this);
   }
   ~CmAgent() override { hca_.unregister_agent(id_); }
   void on_mad(fabric::Port&, const fabric::MadAddress& from, std::span<const uint8_t> mad) override {

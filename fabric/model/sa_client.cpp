@@ -11,11 +11,8 @@
 namespace ibfab::fabric {
 
 SaClient::SaClient(Hca& hca, uint8_t port) : hca_(hca), port_(port) {
-  Hca::AgentSpec spec;
-  spec.port = port;
-  spec.mgmt_class = mad::kSaClass;
-  spec.class_version = mad::kSaClassVersion;  // no unsolicited methods: answers come by TID
-  agent_ = hca.register_agent(spec, this);
+  // No unsolicited methods: answers come by TID.
+  agent_ = hca.register_agent({.port = port, .mgmt_class = mad::kSaClass, .class_version = mad::kSaClassVersion}, this);
 }
 
 SaClient::~SaClient() {

@@ -39,12 +39,11 @@ JoinResult result_of(int status, std::span<const uint8_t> mad, sim::Time sent, s
 }  // namespace
 
 ScenarioHost::ScenarioHost(fabric::Hca& hca, uint8_t port) : hca_(hca), port_(port), sa_(hca, port) {
-  fabric::Hca::AgentSpec spec;
-  spec.port = port;
-  spec.mgmt_class = mad::kSaClass;
-  spec.class_version = mad::kSaClassVersion;
-  spec.methods[0] = uint64_t{1} << wire::mad_method::kReport;
-  agent_ = hca.register_agent(spec, this);
+  agent_ = hca.register_agent({.port = port,
+                                .mgmt_class = mad::kSaClass,
+                                .class_version = mad::kSaClassVersion,
+                                .methods = {uint64_t{1} << wire::mad_method::kReport, 0}},
+                               this);
   qpn_ = hca.create_ud_qp(port, 0, 0, this);
 }
 
