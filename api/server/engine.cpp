@@ -328,8 +328,26 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   }
 }
 
-void Engine::count_verbs_client(uint32_t pid, int delta) {
-  if ((verbs_clients_[pid] += delta) <= 0) verbs_clients_.erase(pid);
+void Engine::add_verbs_client(uint32_t pid, VerbsContext* context) {
+  verbs_clients_[pid].push_back(context);
+  count_verbs_clients();
+}
+
+void Engine::remove_verbs_client(uint32_t pid, VerbsContext* context) {
+  auto it = verbs_clients_.find(pid);
+  if (it == verbs_clients_.end()) return;
+  std::erase(it->second, context);
+  if (it->second.empty()) verbs_clients_.erase(it);
+  count_verbs_clients();
+}
+
+void Engine::take_posted_work(uint32_t pid) {
+  auto it = verbs_clients_.find(pid);
+  if (it == verbs_clients_.end()) return;
+  for (VerbsContext* context : it->second) verbs_.run_rings(*context);
+}
+
+void Engine::count_verbs_clients() {
   const std::size_t processes = verbs_clients_.size() + (verbs_clients_.count(static_cast<uint32_t>(::getpid())) ? 0 : 1);
   spin_ = processes <= static_cast<std::size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
 }
@@ -420,6 +438,7 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fd
   if (!type) return refuse(c, EPROTO, "not a protocol message");
   if (!c.greeted)
     return *type == MsgType::Hello ? hello(c, msg, fds) : refuse(c, EPROTO, "the first message must be Hello");
+  take_posted_work(c.pid);
   if (c.kind == ConnectionKind::Cm && *type >= MsgType::CmCreateChannel && *type < MsgType::CmReply) {
     const CmReply r = cm_->handle(*c.cm, *type, msg, fds);
     post(c, MsgType::CmReply, &r, sizeof r);
@@ -481,7 +500,7 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
   if (c.kind == ConnectionKind::Cm) c.cm = cm_->open(hca, c.pid);
   if (c.kind == ConnectionKind::Verbs) {
     c.verbs = verbs_.open(*hca, fds.take(0));
-    count_verbs_client(c.pid, +1);
+    add_verbs_client(c.pid, c.verbs);
     const int give[] = {verbs_.doorbell_fd(), verbs_.page_fd()};
     if (send_message(c.fd, MsgType::HelloReply, &r, sizeof r, {}, give) != 0) return false;
   } else {
@@ -636,10 +655,11 @@ void Engine::close_connection(int fd) {
         " agents released)");
   else if (c.greeted && c.hca)
     log(c.who() + " left " + c.hca->name() + (c.verbs ? " (verbs)" : ""));
+  if (c.greeted) take_posted_work(c.pid);
   c.agents.clear();
   if (c.verbs) {
+    remove_verbs_client(c.pid, c.verbs);
     verbs_.close(c.verbs);
-    count_verbs_client(c.pid, -1);
   }
   if (c.cm) cm_->close(c.cm);
   ::close(fd);

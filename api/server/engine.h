@@ -106,6 +106,10 @@ class Engine {
   // connection is to be closed.
   bool read_from(Connection& c);
   bool handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
+  // Program order across channels: takes the work process `pid` posted to
+  // its rings before the engine acts on anything else it sent (a request,
+  // a MAD, its going away), so that nothing it did later overtakes it.
+  void take_posted_work(uint32_t pid);
   bool hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
   void query_node(Connection& c, std::span<const uint8_t> msg);
   void list_hosts(Connection& c, std::span<const uint8_t> msg);
@@ -145,8 +149,10 @@ class Engine {
   // Spinning: verbs work keeps the engine awake for kSpinNs, but only while
   // each process using verbs (and the engine's) can have a core of its own;
   // on fewer cores, spinning would only take them from busy-polling clients.
-  void count_verbs_client(uint32_t pid, int delta);  // a verbs connection of `pid` opened (+1) or closed (-1)
-  std::map<uint32_t, int> verbs_clients_;              // verbs connections per client process
+  void add_verbs_client(uint32_t pid, VerbsContext* context);
+  void remove_verbs_client(uint32_t pid, VerbsContext* context);
+  void count_verbs_clients();  // sets spin_
+  std::map<uint32_t, std::vector<VerbsContext*>> verbs_clients_;  // verbs connections per client process
   bool spin_ = false;
   static constexpr int64_t kSpinNs = 100'000;
   static constexpr uint32_t kSocketRounds = 16; // rounds between socket polls while it does

@@ -13,7 +13,9 @@
 
 #include "api/client/verbs_protocol.h"
 #include "api/client/verbs_rings.h"
+#include "fabric/model/fabric.h"
 #include "fabric/model/port.h"
+#include "sim/simulator.h"
 
 namespace ibfab::api {
 
@@ -83,6 +85,7 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
       : ctx_(ctx), qpn_(qpn), mem_(std::move(mem)), rings_(mem_.as<QpRings>()), req_(req), scq_(scq), rcq_(rcq) {
     rings_->state.value.store(IBV_QPS_RESET, std::memory_order_release);
   }
+  ~Qp() override { sim().cancel(completing_timer_); }
   uint32_t qpn() const { return qpn_; }
   uint8_t state() const { return state_; }
   void set_state(uint8_t s);
@@ -113,6 +116,12 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   bool place(const Cqe& c, const uint8_t* grh, std::span<const uint8_t> payload, bool solicited);
   bool place_held();
   void flush();
+  // Writes a send completion once its message has left the port (`at`,
+  // simulated time), and never before an earlier send's: completions of
+  // one send queue keep posting order, errors and flushes included.
+  void complete_send(const Cqe& c, sim::Time at);
+  void complete_due();
+  sim::Simulator& sim() const;
   Cqe completion() const {
     Cqe c;
     c.qp_handle = req_.user_handle;
@@ -131,6 +140,12 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   uint32_t sq_tail_ = 0;
   uint32_t rq_taken_ = 0;
   std::deque<Held> held_;
+  struct Completing {
+    sim::Time at;
+    Cqe cqe;
+  };
+  std::deque<Completing> completing_;  // send completions not yet due, times non-decreasing
+  sim::EventHandle completing_timer_;  // for the front of completing_
 };
 
 class VerbsContext final : public fabric::PortEventListener {
@@ -162,6 +177,11 @@ class VerbsContext final : public fabric::PortEventListener {
   }
 
   int64_t handle(MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds);
+  bool run_rings() {
+    bool work = false;
+    for (auto& [qpn, qp] : qps_) work |= qp->run();
+    return work;
+  }
   fabric::Hca& hca() { return hca_; }
   VerbsService& service() { return service_; }
 
@@ -215,9 +235,13 @@ bool VerbsService::Cq::push(const Cqe& e, bool solicited) {
 
 // --- Qp ---
 
+sim::Simulator& VerbsService::Qp::sim() const { return ctx_.hca().fabric().sim(); }
+
 void VerbsService::Qp::set_state(uint8_t s) {
   state_ = s;
-  if (s == IBV_QPS_RESET) {
+  if (s == IBV_QPS_RESET) {  // the send queue's completions not yet written go with it
+    completing_.clear();
+    sim().cancel(completing_timer_);
     sq_tail_ = rq_taken_ = 0;
     rings_->sq_tail.value.store(0, std::memory_order_release);
     rings_->rq_taken.value.store(0, std::memory_order_release);
@@ -241,12 +265,14 @@ bool VerbsService::Qp::run() {
   }
   const fabric::Port& port = ctx_.hca().port(ctx_.hca().qp_port(qpn_));
   const uint32_t mtu = fabric::mtu_bytes(port.neighbor_mtu);
+  const sim::Time now = sim().now();
   while (sq_tail_ != head) {
     const uint8_t* slot = rings_->send_slot(sq_tail_, req_.sq_depth, req_.sq_slot);
     SendWqe w;
     std::memcpy(&w, slot, sizeof w);
     uint8_t status = w.status;
     if (status == IBV_WC_SUCCESS && (w.length > req_.sq_slot - sizeof w || w.length > mtu)) status = IBV_WC_LOC_LEN_ERR;
+    std::optional<sim::Time> left;
     if (status == IBV_WC_SUCCESS) {
       fabric::UdSend s;
       s.dlid = w.dlid;
@@ -263,7 +289,7 @@ bool VerbsService::Qp::run() {
       if (w.flags & SendWqe::kImmediate) s.immediate = be32toh(w.imm_data);
       s.solicited = (w.flags & SendWqe::kSolicited) != 0;
       s.payload = std::span<const uint8_t>(slot + sizeof w, w.length);
-      ctx_.hca().send_ud(qpn_, s);  // a port that is not Active drops it, as a wire would
+      left = ctx_.hca().send_ud(qpn_, s);  // a port that is not Active drops it, as a wire would
     }
     // The slot is free before its completion shows: a client that saw the
     // CQE may post again at once.
@@ -273,7 +299,7 @@ bool VerbsService::Qp::run() {
       c.wr_id = w.wr_id;
       c.status = status;
       c.byte_len = w.length;
-      scq_->push(c, false);
+      complete_send(c, left.value_or(now));
     }
     if (status != IBV_WC_SUCCESS) {
       set_state(IBV_QPS_ERR);
@@ -293,7 +319,7 @@ void VerbsService::Qp::flush() {
       Cqe c = completion();
       c.wr_id = w.wr_id;
       c.status = IBV_WC_WR_FLUSH_ERR;
-      scq_->push(c, false);
+      complete_send(c, sim().now());
     }
   }
   const uint32_t posted = rings_->rq_posted.value.load(std::memory_order_acquire);
@@ -306,6 +332,27 @@ void VerbsService::Qp::flush() {
     }
     rings_->rq_taken.value.store(rq_taken_, std::memory_order_release);
   }
+}
+
+void VerbsService::Qp::complete_send(const Cqe& c, sim::Time at) {
+  const sim::Time now = sim().now();
+  if (!completing_.empty()) at = std::max(at, completing_.back().at);
+  if (completing_.empty() && at <= now) {
+    scq_->push(c, false);
+    return;
+  }
+  completing_.push_back({at, c});
+  if (completing_.size() == 1) completing_timer_ = sim().schedule_at(at, [this] { complete_due(); });
+}
+
+void VerbsService::Qp::complete_due() {
+  const sim::Time now = sim().now();
+  while (!completing_.empty() && completing_.front().at <= now) {
+    scq_->push(completing_.front().cqe, false);
+    completing_.pop_front();
+  }
+  if (!completing_.empty())
+    completing_timer_ = sim().schedule_at(completing_.front().at, [this] { complete_due(); });
 }
 
 bool VerbsService::Qp::on_receive(const fabric::UdMessage& m) {
@@ -536,6 +583,8 @@ bool VerbsService::run_rings() {
   for (Qp* qp : qps_) work |= qp->run();
   return work;
 }
+
+bool VerbsService::run_rings(VerbsContext& context) { return context.run_rings(); }
 
 bool VerbsService::prepare_to_sleep() {
   auto* page = page_.as<rings::EnginePage>();

@@ -47,6 +47,8 @@ class VerbsService {
   // Takes the work clients posted (sends, and flushes of QPs in error);
   // true if there was any.
   bool run_rings();
+  // The same for one context's QPs.
+  bool run_rings(VerbsContext& context);
 
   // The doorbell clients write when the engine sleeps, and the page that
   // says so; handed to each verbs connection in its HelloReply.

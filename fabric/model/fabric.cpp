@@ -76,33 +76,33 @@ void Fabric::capture(wire::PcapWriter* writer, std::vector<uint32_t> links) {
     if (id < captured_.size()) captured_[id] = true;
 }
 
-void Fabric::transmit(Port& out, PacketRef pkt, sim::Time ready) {
+sim::Time Fabric::transmit(Port& out, PacketRef pkt, sim::Time ready) {
   Link* link = out.link();
   const uint8_t* b = pkt.bytes().data();
   const bool vl15 = (b[0] >> 4) == wire::Lrh::kVlManagement;
   if (!link || !out.node().up() || !out.link_up()) {
     out.counters.xmit_discards++;
     count_drop(DropReason::LinkDown);
-    return;
+    return ready;
   }
   // SMPs cross links in any logical state; everything else needs Active.
   if (!vl15 && out.state() != PortState::Active) {
     out.counters.xmit_discards++;
     count_drop(DropReason::NotActive);
-    return;
+    return ready;
   }
   const sim::Time start = std::max(ready, out.busy_until);
   const uint32_t size = pkt.size();
   if (start - ready > out.hoq_lifetime()) {
     out.counters.xmit_discards++;
     count_drop(DropReason::HoqLifetime);
-    return;
+    return ready;
   }
   const Transit t = link->carry(pkt.id(), size, start);
   if (t.drop == DropReason::TooLarge || t.drop == DropReason::LinkDown) {
     out.counters.xmit_discards++;
     count_drop(t.drop);
-    return;
+    return ready;
   }
   out.busy_until = start + t.serialisation;
   const uint16_t dlid = wire::load_be16(&b[wire::Lrh::kDlidOffset]);
@@ -113,14 +113,16 @@ void Fabric::transmit(Port& out, PacketRef pkt, sim::Time ready) {
   else c.unicast_xmit_pkts++;
   ++stats_.transmitted;
   Port* peer = link->peer_of(&out);
+  const sim::Time left = out.busy_until;
   if (t.drop == DropReason::Loss) {
     // Corrupted on the wire: the receiver's CRC check rejects it.
     peer->counters.rcv_errors++;
     count_drop(DropReason::Loss);
-    return;
+    return left;
   }
-  sim_->schedule_at(out.busy_until + t.propagation,
+  sim_->schedule_at(left + t.propagation,
                     [this, peer, link, p = std::move(pkt)]() mutable { arrive(*peer, *link, std::move(p)); });
+  return left;
 }
 
 void Fabric::deliver(Port& in, PacketRef pkt) {

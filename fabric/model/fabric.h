@@ -65,7 +65,9 @@ class Fabric {
   Link& link(uint32_t index) const { return *links_[index]; }
 
   // Queues `pkt` on `out`, to start no earlier than `ready` (>= now).
-  void transmit(Port& out, PacketRef pkt, sim::Time ready);
+  // Returns when its last byte has left the port (serialisation done), or
+  // `ready` when the port discards it.
+  sim::Time transmit(Port& out, PacketRef pkt, sim::Time ready);
 
   // Hands `pkt` to `in` as if it had just arrived over its link (fault
   // injection and fuzzing: the bytes need not be a valid packet).

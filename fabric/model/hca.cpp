@@ -260,12 +260,12 @@ int Hca::detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_
   return 0;
 }
 
-bool Hca::send_ud(uint32_t qpn, const UdSend& s) {
+std::optional<sim::Time> Hca::send_ud(uint32_t qpn, const UdSend& s) {
   auto it = qps_.find(qpn);
-  if (it == qps_.end()) return false;
+  if (it == qps_.end()) return std::nullopt;
   const Qp& qp = it->second;
   Port& port = ports_[qp.port];
-  if (port.state() != PortState::Active) return false;
+  if (port.state() != PortState::Active) return std::nullopt;
   wire::PacketSpec spec;
   spec.lrh.sl = s.sl;
   spec.lrh.dlid = s.dlid;
@@ -288,7 +288,7 @@ bool Hca::send_ud(uint32_t qpn, const UdSend& s) {
   spec.payload = s.payload;
   const std::size_t size = wire::packet_size(spec.grh.has_value(), wire::opcode_layout(spec.bth.opcode),
                                              s.payload.size());
-  if (size > PacketPool::kMaxPacket) return false;
+  if (size > PacketPool::kMaxPacket) return std::nullopt;
   PacketRef pkt = fabric().packets().make(static_cast<uint32_t>(size));
   // The CRCs are computed only if the packet is ever observed (a capture).
   pkt.resize(static_cast<uint32_t>(wire::pack_packet_unsealed(pkt.mutable_bytes(), spec)));
@@ -300,10 +300,9 @@ bool Hca::send_ud(uint32_t qpn, const UdSend& s) {
     fabric().sim().schedule(sim::Time::zero(), [this, p = &port, pk = pkt, qpn]() {
       if (up()) receive_ud(*p, pk, true, qpn);
     });
-    if (!multicast) return true;
+    if (!multicast) return fabric().sim().now();
   }
-  fabric().transmit(port, std::move(pkt), fabric().sim().now());
-  return true;
+  return fabric().transmit(port, std::move(pkt), fabric().sim().now());
 }
 
 void Hca::receive(Port& in, PacketRef pkt) {

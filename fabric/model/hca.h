@@ -4,6 +4,7 @@
 // P_Key checks, a multicast attach table per port, local loopback.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -69,9 +70,12 @@ class Hca final : public Node {
   int attach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
   // 0, or EINVAL when the QP is not attached to (mgid, mlid).
   int detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
-  // Sends one UD message; false if the QP does not exist or its port is
-  // not Active (nothing leaves).
-  bool send_ud(uint32_t qpn, const UdSend& send);
+  // Sends one UD message. Returns when it has left the port: the time its
+  // last byte is serialised onto the link (a send's completion is written
+  // then, as hardware writes it), or now for a message that stays on the
+  // HCA (loopback only) or that the port discards. Empty if the QP does not
+  // exist or its port is not Active (nothing leaves).
+  std::optional<sim::Time> send_ud(uint32_t qpn, const UdSend& send);
 
   void add_listener(PortEventListener* l) { listeners_.push_back(l); }
   void remove_listener(PortEventListener* l);

@@ -33,7 +33,7 @@ class FaultTest : public ::testing::Test {
     s.dlid = h(2).port(1).lid;
     s.dest_qp = qb;
     s.qkey = 7;
-    const bool sent = h(1).send_ud(qa, s);
+    const bool sent = h(1).send_ud(qa, s).has_value();
     sim.run();
     return sent ? rx.n : -1;
   }
