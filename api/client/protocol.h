@@ -27,7 +27,7 @@
 
 namespace ibfab::api {
 
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;
 inline constexpr std::size_t kNodeNameSize = 64;
 inline constexpr std::size_t kMaxPkeys = 128;
 inline constexpr std::size_t kMaxPorts = 4;
@@ -181,6 +181,7 @@ struct MadEnvelope {
   uint32_t length = 0;      // bytes after this envelope
   uint32_t total = 0;       // bytes of the whole message (== length unless fragmented)
   ib_mad_addr addr{};
+  uint64_t stamp = 0;       // SendMad: program_clock_ns() when it was sent (program order)
 };
 
 // ListHosts: the fabric's hosts from index `first`, for the embedded

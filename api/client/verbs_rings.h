@@ -57,7 +57,8 @@ struct SendWqe {
   uint8_t sgid_index = 0;
   uint8_t hop_limit = 0;
   uint8_t traffic_class = 0;
-  uint8_t reserved[11] = {};
+  uint8_t reserved[3] = {};
+  uint64_t stamp = 0;        // program_clock_ns() when it was posted (program order)
   uint8_t dgid[16] = {};
 };
 static_assert(sizeof(SendWqe) == 64);

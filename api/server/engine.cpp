@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "api/server/rmpp_receiver.h"
+#include "api/client/program_clock.h"
 #include "api/client/seqpacket.h"
 #include "api/client/cm_protocol.h"
 #include "api/client/verbs_protocol.h"
@@ -84,6 +85,8 @@ struct Engine::Connection {
   std::deque<std::vector<uint8_t>> out;
   std::size_t queued = 0;
   std::vector<uint8_t> partial;  // the fragments of a long SendMad so far
+  std::vector<uint8_t> held;     // MAD port: a message read, not yet handled (program order)
+  uint64_t held_stamp = 0;       // its SendMad stamp (0: any other message, handled first)
   bool broken = false;  // a write failed (not for lack of room): close it
   std::string who() const { return "client pid " + std::to_string(pid); }
 };
@@ -289,7 +292,7 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   }
   // Verbs work: while there is some, or was within kSpin, the engine does
   // not sleep, and looks at its sockets only every kSocketRounds rounds.
-  const bool busy = verbs_.run_rings();
+  const bool busy = run_rings();
   if (cm_->backlog()) cm_->flush();
   const int64_t now = wall_ns();
   if (busy) last_verbs_work_ns_ = now;
@@ -328,27 +331,82 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   }
 }
 
-void Engine::add_verbs_client(uint32_t pid, VerbsContext* context) {
-  verbs_clients_[pid].push_back(context);
-  count_verbs_clients();
+void Engine::order(const Process& p) {
+  for (VerbsContext* v : p.verbs) verbs_.set_ordered_by_caller(*v, !p.mad_ports.empty());
 }
 
-void Engine::remove_verbs_client(uint32_t pid, VerbsContext* context) {
-  auto it = verbs_clients_.find(pid);
-  if (it == verbs_clients_.end()) return;
-  std::erase(it->second, context);
-  if (it->second.empty()) verbs_clients_.erase(it);
-  count_verbs_clients();
+void Engine::forget(uint32_t pid, const Connection& c) {
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) return;
+  std::erase(it->second.verbs, c.verbs);
+  std::erase(it->second.mad_ports, &c);
+  order(it->second);
+  if (it->second.verbs.empty() && it->second.mad_ports.empty()) processes_.erase(it);
+  if (c.verbs) count_verbs_clients();
 }
 
-void Engine::take_posted_work(uint32_t pid) {
-  auto it = verbs_clients_.find(pid);
-  if (it == verbs_clients_.end()) return;
-  for (VerbsContext* context : it->second) verbs_.run_rings(*context);
+bool Engine::hold_next(Connection& c) {
+  if (!c.held.empty()) return true;
+  static std::array<uint8_t, kMaxMessage> buf;
+  const ssize_t n = recv_message(c.fd, buf);
+  if (n == -EAGAIN) return false;
+  if (n <= 0) {
+    if (n == -EMSGSIZE) refuse(c, EMSGSIZE, "message too large");
+    c.broken = true;
+    return false;
+  }
+  c.held.assign(buf.begin(), buf.begin() + n);
+  c.held_stamp = 0;
+  if (type_of(c.held) == MsgType::SendMad && c.held.size() >= sizeof(MsgHeader) + sizeof(MadEnvelope)) {
+    MadEnvelope env;
+    std::memcpy(&env, c.held.data() + sizeof(MsgHeader), sizeof env);
+    c.held_stamp = env.stamp;
+  }
+  return true;
+}
+
+void Engine::take_posted_work(uint32_t pid, uint64_t limit) {
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) return;
+  // Handling a MAD changes no process's connections: `p` stays valid.
+  const Process& p = it->second;
+  for (;;) {
+    Connection* next = nullptr;
+    for (Connection* c : p.mad_ports)
+      if (!c->broken && hold_next(*c) && c->held_stamp < limit && (!next || c->held_stamp < next->held_stamp))
+        next = c;
+    if (!next) break;
+    for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, next->held_stamp);
+    ReceivedFds none;
+    std::vector<uint8_t> message = std::move(next->held);
+    next->held.clear();
+    if (!handle(*next, message, none)) next->broken = true;
+    next->held = std::move(message);  // its capacity, for the next one
+    next->held.clear();
+  }
+  for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, limit);
+}
+
+bool Engine::run_rings() {
+  bool work = verbs_.run_rings();  // the processes without MAD ports
+  for (auto& [pid, p] : processes_)
+    if (!p.mad_ports.empty() && !p.verbs.empty()) {
+      bool posted = false;
+      for (VerbsContext* v : p.verbs) posted |= verbs_.posted(*v);
+      if (posted) {
+        take_posted_work(pid, program_clock_ns());
+        work = true;
+      } else {
+        for (VerbsContext* v : p.verbs) work |= verbs_.run_rings(*v, 0);  // receives and flushes only
+      }
+    }
+  return work;
 }
 
 void Engine::count_verbs_clients() {
-  const std::size_t processes = verbs_clients_.size() + (verbs_clients_.count(static_cast<uint32_t>(::getpid())) ? 0 : 1);
+  std::size_t processes = 1;  // the engine's own
+  for (const auto& [pid, p] : processes_)
+    if (!p.verbs.empty() && pid != static_cast<uint32_t>(::getpid())) ++processes;
   spin_ = processes <= static_cast<std::size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
@@ -421,6 +479,10 @@ void Engine::accept_clients(int listen_fd) {
 }
 
 bool Engine::read_from(Connection& c) {
+  if (c.greeted && c.kind == ConnectionKind::MadPort) {  // in program order with the process's rings
+    take_posted_work(c.pid, program_clock_ns());
+    return !c.broken;
+  }
   static std::array<uint8_t, kMaxMessage> buf;
   ReceivedFds fds;
   for (;;) {
@@ -430,6 +492,7 @@ bool Engine::read_from(Connection& c) {
     if (n <= 0) return false;
     if (!handle(c, std::span<const uint8_t>(buf.data(), static_cast<std::size_t>(n)), fds)) return false;
     fds.close_all();  // what the message did not take
+    if (c.greeted && c.kind == ConnectionKind::MadPort) return read_from(c);
   }
 }
 
@@ -438,7 +501,7 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fd
   if (!type) return refuse(c, EPROTO, "not a protocol message");
   if (!c.greeted)
     return *type == MsgType::Hello ? hello(c, msg, fds) : refuse(c, EPROTO, "the first message must be Hello");
-  take_posted_work(c.pid);
+  if (c.kind != ConnectionKind::MadPort) take_posted_work(c.pid, program_clock_ns());  // MAD ports: read by it
   if (c.kind == ConnectionKind::Cm && *type >= MsgType::CmCreateChannel && *type < MsgType::CmReply) {
     const CmReply r = cm_->handle(*c.cm, *type, msg, fds);
     post(c, MsgType::CmReply, &r, sizeof r);
@@ -495,12 +558,18 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
   c.pid = h->pid;
   c.hca = hca;
   c.port = h->port;
-  if (c.kind == ConnectionKind::MadPort) c.handle = next_handle_++;
+  if (c.kind == ConnectionKind::MadPort) {
+    c.handle = next_handle_++;
+    process(c.pid).mad_ports.push_back(&c);
+    order(process(c.pid));
+  }
   r.handle = c.handle;
   if (c.kind == ConnectionKind::Cm) c.cm = cm_->open(hca, c.pid);
   if (c.kind == ConnectionKind::Verbs) {
     c.verbs = verbs_.open(*hca, fds.take(0));
-    add_verbs_client(c.pid, c.verbs);
+    process(c.pid).verbs.push_back(c.verbs);
+    order(process(c.pid));
+    count_verbs_clients();
     const int give[] = {verbs_.doorbell_fd(), verbs_.page_fd()};
     if (send_message(c.fd, MsgType::HelloReply, &r, sizeof r, {}, give) != 0) return false;
   } else {
@@ -655,12 +724,12 @@ void Engine::close_connection(int fd) {
         " agents released)");
   else if (c.greeted && c.hca)
     log(c.who() + " left " + c.hca->name() + (c.verbs ? " (verbs)" : ""));
-  if (c.greeted) take_posted_work(c.pid);
-  c.agents.clear();
-  if (c.verbs) {
-    remove_verbs_client(c.pid, c.verbs);
-    verbs_.close(c.verbs);
+  if (c.greeted) {
+    take_posted_work(c.pid, program_clock_ns());
+    forget(c.pid, c);
   }
+  c.agents.clear();
+  if (c.verbs) verbs_.close(c.verbs);
   if (c.cm) cm_->close(c.cm);
   ::close(fd);
   connections_.erase(it);

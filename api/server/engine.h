@@ -106,10 +106,19 @@ class Engine {
   // connection is to be closed.
   bool read_from(Connection& c);
   bool handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
-  // Program order across channels: takes the work process `pid` posted to
-  // its rings before the engine acts on anything else it sent (a request,
-  // a MAD, its going away), so that nothing it did later overtakes it.
-  void take_posted_work(uint32_t pid);
+  // Program order across channels (docs/ARCHITECTURE.md): takes what
+  // process `pid` did before `limit` (program_clock_ns) through its rings
+  // and its MAD ports, in the order it did it: each MAD waiting on a MAD
+  // port after the posts stamped before it, oldest MAD first, then the
+  // posts stamped before `limit`. Called before the engine acts on
+  // anything else the process sent (a request, its going away).
+  void take_posted_work(uint32_t pid, uint64_t limit);
+  // Reads the next message waiting on MAD port `c` into its `held`
+  // buffer; false if there is none (or the connection broke).
+  bool hold_next(Connection& c);
+  // Takes the ring work of every process: up to now, and in program order
+  // for the processes that also have MAD ports; true if there was any.
+  bool run_rings();
   bool hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
   void query_node(Connection& c, std::span<const uint8_t> msg);
   void list_hosts(Connection& c, std::span<const uint8_t> msg);
@@ -149,10 +158,18 @@ class Engine {
   // Spinning: verbs work keeps the engine awake for kSpinNs, but only while
   // each process using verbs (and the engine's) can have a core of its own;
   // on fewer cores, spinning would only take them from busy-polling clients.
-  void add_verbs_client(uint32_t pid, VerbsContext* context);
-  void remove_verbs_client(uint32_t pid, VerbsContext* context);
+  // What each client process has open that program order spans.
+  struct Process {
+    std::vector<VerbsContext*> verbs;     // its verbs connections' objects
+    std::vector<Connection*> mad_ports;   // its MAD port connections
+  };
+  Process& process(uint32_t pid) { return processes_[pid]; }
+  // A process with MAD ports has its rings taken by take_posted_work, in
+  // program order with its MADs; the others' by VerbsService::run_rings.
+  void order(const Process& p);
+  void forget(uint32_t pid, const Connection& c);  // `c` goes: its part of the process too
   void count_verbs_clients();  // sets spin_
-  std::map<uint32_t, std::vector<VerbsContext*>> verbs_clients_;  // verbs connections per client process
+  std::map<uint32_t, Process> processes_;  // by the pid of their Hello
   bool spin_ = false;
   static constexpr int64_t kSpinNs = 100'000;
   static constexpr uint32_t kSocketRounds = 16; // rounds between socket polls while it does

@@ -91,9 +91,12 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   void set_state(uint8_t s);
   Cq* send_cq() const { return scq_; }
   Cq* recv_cq() const { return rcq_; }
-  // Sends what was posted, or flushes it in the error state, and places
-  // held messages; true if there was work.
-  bool run();
+  // Sends what was posted before `limit` (program_clock_ns), or flushes
+  // everything in the error state, and places held messages; true if
+  // there was work.
+  bool run(uint64_t limit = UINT64_MAX);
+  bool posted() const { return rings_->sq_head.value.load(std::memory_order_acquire) != sq_tail_; }
+  const VerbsContext& context() const { return ctx_; }
   bool on_receive(const fabric::UdMessage& msg) override;
 
  private:
@@ -177,11 +180,17 @@ class VerbsContext final : public fabric::PortEventListener {
   }
 
   int64_t handle(MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds);
-  bool run_rings() {
+  bool run_rings(uint64_t limit) {
     bool work = false;
-    for (auto& [qpn, qp] : qps_) work |= qp->run();
+    for (auto& [qpn, qp] : qps_) work |= qp->run(limit);
     return work;
   }
+  bool posted() const {
+    for (const auto& [qpn, qp] : qps_)
+      if (qp->posted()) return true;
+    return false;
+  }
+  bool ordered_by_caller = false;
   fabric::Hca& hca() { return hca_; }
   VerbsService& service() { return service_; }
 
@@ -249,7 +258,7 @@ void VerbsService::Qp::set_state(uint8_t s) {
   rings_->state.value.store(s, std::memory_order_release);
 }
 
-bool VerbsService::Qp::run() {
+bool VerbsService::Qp::run(uint64_t limit) {
   const bool held = place_held();
   if (state_ == IBV_QPS_ERR) {
     flush();
@@ -270,6 +279,7 @@ bool VerbsService::Qp::run() {
     const uint8_t* slot = rings_->send_slot(sq_tail_, req_.sq_depth, req_.sq_slot);
     SendWqe w;
     std::memcpy(&w, slot, sizeof w);
+    if (w.stamp >= limit) break;  // posted after what the engine acts on next
     uint8_t status = w.status;
     if (status == IBV_WC_SUCCESS && (w.length > req_.sq_slot - sizeof w || w.length > mtu)) status = IBV_WC_LOC_LEN_ERR;
     std::optional<sim::Time> left;
@@ -580,11 +590,15 @@ uint64_t VerbsService::late_drops(const fabric::Hca& hca) const {
 
 bool VerbsService::run_rings() {
   bool work = false;
-  for (Qp* qp : qps_) work |= qp->run();
+  for (Qp* qp : qps_) work |= qp->context().ordered_by_caller ? qp->posted() : qp->run();
   return work;
 }
 
-bool VerbsService::run_rings(VerbsContext& context) { return context.run_rings(); }
+bool VerbsService::run_rings(VerbsContext& context, uint64_t limit) { return context.run_rings(limit); }
+
+bool VerbsService::posted(const VerbsContext& context) const { return context.posted(); }
+
+void VerbsService::set_ordered_by_caller(VerbsContext& context, bool on) { context.ordered_by_caller = on; }
 
 bool VerbsService::prepare_to_sleep() {
   auto* page = page_.as<rings::EnginePage>();

@@ -47,8 +47,15 @@ class VerbsService {
   // Takes the work clients posted (sends, and flushes of QPs in error);
   // true if there was any.
   bool run_rings();
-  // The same for one context's QPs.
-  bool run_rings(VerbsContext& context);
+  // The same for one context's QPs, taking only the sends posted before
+  // `limit` (program_clock_ns; 0: receives and flushes only).
+  bool run_rings(VerbsContext& context, uint64_t limit = UINT64_MAX);
+  // Whether the context has sends posted and not yet taken.
+  bool posted(const VerbsContext& context) const;
+  // A context whose rings its caller takes (run_rings(context, limit), in
+  // program order with the process's other channels): run_rings() then
+  // only reports that it has work.
+  void set_ordered_by_caller(VerbsContext& context, bool on);
 
   // The doorbell clients write when the engine sleeps, and the page that
   // says so; handed to each verbs connection in its HelloReply.

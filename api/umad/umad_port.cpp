@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/client/session.h"
+#include "api/client/program_clock.h"
 #include "api/client/seqpacket.h"
 #include "api/umad/export.h"
 #include "api/umad/umad_ca.h"
@@ -211,6 +212,7 @@ IBFAB_UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length,
   // In fragments of kFragment bytes when it is longer (an RMPP message).
   const std::span<const uint8_t> message(data, static_cast<std::size_t>(length));
   std::lock_guard lock(port->send_mu);
+  env.stamp = api::program_clock_ns();  // under the lock: one port's stamps never go back
   for (std::size_t at = 0; at == 0 || at < message.size(); at += api::kFragment) {
     const std::span<const uint8_t> part = message.subspan(at, std::min(api::kFragment, message.size() - at));
     env.length = static_cast<uint32_t>(part.size());

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "api/client/program_clock.h"
 #include "api/verbs/verbs_internal.h"
 
 namespace ibfab::verbs {
@@ -75,6 +76,7 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   int error = 0;
   {
     std::lock_guard lock(qp.sq_mu);
+    const uint64_t stamp = api::program_clock_ns();  // under the lock: one QP's stamps never go back
     const uint32_t room = qp.sq_slot - static_cast<uint32_t>(sizeof(SendWqe));
     for (; wr; wr = wr->next) {
       if ((error = refuse(qp, *wr)) != 0) break;
@@ -85,6 +87,7 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       uint8_t* slot = qp.rings->send_slot(qp.sq_head, qp.sq_depth, qp.sq_slot);
       SendWqe w;
       w.wr_id = wr->wr_id;
+      w.stamp = stamp;
       w.status = static_cast<uint8_t>(gather(c, *wr, slot + sizeof w, room, w.length));
       if (wr->send_flags & IBV_SEND_SIGNALED) w.flags |= SendWqe::kSignaled;
       if (wr->send_flags & IBV_SEND_SOLICITED) w.flags |= SendWqe::kSolicited;

@@ -6,11 +6,15 @@
 //   destroy-qp  rdma_destroy_qp, then leaves, tears down and exits
 //   destroy-id  rdma_destroy_qp and rdma_destroy_id (which leaves the group)
 //   exit        _exit(0): no call at all, the process is simply gone
+//   umad-leave  an SA MCMemberRecord Delete of its membership, sent with
+//               libibumad on a port it opened before posting (the
+//               channel that does not wait for the engine), then exits
 // Each message carries its index (4 bytes, network order) at the front.
 // Prints "sent COUNT" before THEN; exits 0, or 1 with the failing call.
 //
 // usage: order_sender ADDR COUNT SIZE THEN [--wait]
 #include <arpa/inet.h>
+#include <infiniband/umad.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -22,7 +26,33 @@
 #include <string>
 #include <vector>
 
+#include "fabric/mad/sa/mcmember_record.h"
+#include "fabric/mad/sa/sa_mad.h"
+
 namespace {
+
+using namespace ibfab;
+
+// An SA Delete of `port_gid`'s send-only membership of `mgid`, sent on
+// umad port `fd` through `agent` to `sm_lid`; its answer is not awaited.
+void send_sa_delete(int fd, int agent, uint16_t sm_lid, const ibv_gid& mgid, const ibv_gid& port_gid,
+                    std::vector<uint8_t>& u) {
+  std::fill(u.begin(), u.end(), 0);
+  umad_set_addr(u.data(), sm_lid, 1, 0, 0x80010000);
+  auto* m = static_cast<uint8_t*>(umad_get_mad(u.data()));
+  mad::SaBuffer sa(m, 256);
+  mad::init_sa_request(sa, 0x15, mad::McMemberRecord::kAttributeId, 1, mad::mcm_comp::kJoinRequiredMask);
+  mad::McMemberRecord rec;
+  std::memcpy(rec.mgid.raw.data(), mgid.raw, 16);
+  std::memcpy(rec.port_gid.raw.data(), port_gid.raw, 16);
+  rec.join_state = 0x8;
+  rec.pack(mad::mutable_sa_data(sa));
+  if (umad_send(fd, agent, u.data(), 256, 1000, 3) < 0) {
+    std::fprintf(stderr, "order_sender: umad_send failed\n");
+    std::exit(1);
+  }
+}
+
 
 [[noreturn]] void fail(const char* what) {
   std::fprintf(stderr, "order_sender: %s failed: %s\n", what, std::strerror(errno));
@@ -44,7 +74,7 @@ rdma_cm_event* next_event(rdma_event_channel* ch, rdma_cm_event_type want) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: order_sender ADDR COUNT SIZE leave|destroy-qp|destroy-id|exit [--wait]\n");
+    std::fprintf(stderr, "usage: order_sender ADDR COUNT SIZE leave|destroy-qp|destroy-id|exit|umad-leave [--wait]\n");
     return 2;
   }
   const char* addr = argv[1];
@@ -53,7 +83,7 @@ int main(int argc, char** argv) {
   const std::string then = argv[4];
   const bool wait = argc > 5 && std::string(argv[5]) == "--wait";
   if (count < 1 || count > 16384 || size < 4 || size > 2048 ||
-      (then != "leave" && then != "destroy-qp" && then != "destroy-id" && then != "exit")) {
+      (then != "leave" && then != "destroy-qp" && then != "destroy-id" && then != "exit" && then != "umad-leave")) {
     std::fprintf(stderr, "order_sender: bad arguments\n");
     return 2;
   }
@@ -90,6 +120,22 @@ int main(int argc, char** argv) {
   ibv_ah* ah = ibv_create_ah(pd, const_cast<ibv_ah_attr*>(&ud.ah_attr));
   if (!ah) fail("ibv_create_ah");
 
+  // The umad port is open, its agent registered, before anything is posted.
+  int umad_fd = -1, agent = -1;
+  uint16_t sm_lid = 0;
+  std::vector<uint8_t> umad_buf;
+  ibv_gid port_gid{};
+  if (then == "umad-leave") {
+    ibv_port_attr pa{};
+    if (ibv_query_port(id->verbs, id->port_num, &pa) || ibv_query_gid(id->verbs, id->port_num, 0, &port_gid))
+      fail("ibv_query_port");
+    sm_lid = pa.sm_lid;
+    umad_fd = umad_init() < 0 ? -1 : umad_open_port(ibv_get_device_name(id->verbs->device), id->port_num);
+    agent = umad_fd < 0 ? -1 : umad_register(umad_fd, 0x03, 2, 0, nullptr);
+    if (agent < 0) fail("umad_register");
+    umad_buf.resize(umad_size() + 256);
+  }
+
   std::vector<uint8_t> buf(static_cast<std::size_t>(count) * static_cast<std::size_t>(size), 0x5A);
   ibv_mr* mr = ibv_reg_mr(pd, buf.data(), buf.size(), 0);
   if (!mr) fail("ibv_reg_mr");
@@ -125,6 +171,19 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   if (then == "exit") _exit(0);
+  if (then == "umad-leave") {
+    send_sa_delete(umad_fd, agent, sm_lid, ud.ah_attr.grh.dgid, port_gid, umad_buf);
+    int len = static_cast<int>(umad_buf.size() - umad_size());
+    const int got = umad_recv(umad_fd, umad_buf.data(), &len, 5000);
+    const auto* answer = static_cast<uint8_t*>(umad_get_mad(umad_buf.data()));
+    if (got < 0 || umad_status(umad_buf.data()) != 0 || answer[3] != 0x95 ||
+        mad::sa_status(mad::ConstSaBuffer(answer, 256)) != 0) {
+      std::fprintf(stderr, "order_sender: the SA did not take the Delete\n");
+      return 1;
+    }
+    std::printf("left through umad\n");
+    _exit(0);  // the SA no longer has the membership that rdma_cm would leave
+  }
   if (then == "destroy-qp" || then == "destroy-id") rdma_destroy_qp(id);
   if (then != "destroy-id" && rdma_leave_multicast(id, reinterpret_cast<sockaddr*>(&dst))) fail("rdma_leave_multicast");
   if (then != "destroy-qp" && then != "destroy-id") rdma_destroy_qp(id);

@@ -11,7 +11,7 @@ no receive grace: a message that finds no receive posted is dropped, as
 on hardware). Its receivers are `mckey -m ADDR -C COUNT` (rdma-core's
 example, unmodified), started first; once each has joined, SENDER runs
 ORDER_SENDER (send-only join, COUNT sends, then THEN at once: leave,
-destroy-qp, destroy-id or exit; with :wait, signalled sends whose
+destroy-qp, destroy-id, exit or umad-leave; with :wait, signalled sends whose
 completions it polls first), or `mckey -s -o` when THEN is `mckey`. The
 case passes when the sender exits 0 and every receiver prints "data
 transfers complete" (it got all COUNT messages) and exits 0 within 60 s;
@@ -31,7 +31,7 @@ from served import Output  # noqa: E402
 
 
 def parse(case):
-    m = re.fullmatch(r"(\d+):(leave|destroy-qp|destroy-id|exit|mckey)(:wait)?@(H\d+)>(H\d+(?:,H\d+)*)", case)
+    m = re.fullmatch(r"(\d+):(leave|destroy-qp|destroy-id|exit|umad-leave|mckey)(:wait)?@(H\d+)>(H\d+(?:,H\d+)*)", case)
     if not m:
         raise SystemExit(f"bad case: {case}")
     return int(m[1]), m[2], bool(m[3]), m[4], m[5].split(",")
