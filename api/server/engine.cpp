@@ -298,6 +298,7 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   if (busy) last_verbs_work_ns_ = now;
   const bool spinning = spin_ && verbs_.has_qps() && now - last_verbs_work_ns_ < kSpinNs;
   int wait_ms = std::min(advance(), max_wait_ms);
+  if (!unsettled_.empty()) wait_ms = 0;  // MADs read and left for the next round
   if (spinning) {
     // A caller that would wait (serve) gets its sockets looked at every
     // kSocketRounds rounds; one that would not (max_wait_ms 0) every round.
@@ -365,36 +366,55 @@ bool Engine::hold_next(Connection& c) {
   return true;
 }
 
-void Engine::take_posted_work(uint32_t pid, uint64_t limit) {
+void Engine::take_posted_work(uint32_t pid) {
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   // Handling a MAD changes no process's connections: `p` stays valid.
   const Process& p = it->second;
-  for (;;) {
-    Connection* next = nullptr;
-    for (Connection* c : p.mad_ports)
-      if (!c->broken && hold_next(*c) && c->held_stamp < limit && (!next || c->held_stamp < next->held_stamp))
-        next = c;
-    if (!next) break;
-    for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, next->held_stamp);
-    ReceivedFds none;
-    std::vector<uint8_t> message = std::move(next->held);
-    next->held.clear();
-    if (!handle(*next, message, none)) next->broken = true;
-    next->held = std::move(message);  // its capacity, for the next one
-    next->held.clear();
+  // Each pass takes what the process did before the pass began. A MAD read
+  // in a pass but sent after it began waits for the next; one that is
+  // still waiting after kOrderPasses (a process that sends faster than the
+  // engine takes) is taken in the next round.
+  for (int pass = 0; pass < kOrderPasses; ++pass) {
+    const uint64_t limit = program_clock_ns();
+    bool later = false;
+    for (;;) {
+      Connection* next = nullptr;
+      later = false;
+      for (Connection* c : p.mad_ports) {
+        if (c->broken || !hold_next(*c)) continue;
+        if (c->held_stamp >= limit) later = true;
+        else if (!next || c->held_stamp < next->held_stamp) next = c;
+      }
+      if (!next) break;
+      for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, next->held_stamp);
+      ReceivedFds none;
+      std::vector<uint8_t> message = std::move(next->held);
+      next->held.clear();
+      if (!handle(*next, message, none)) next->broken = true;
+      next->held = std::move(message);  // its capacity, for the next one
+      next->held.clear();
+    }
+    for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, limit);
+    if (!later) return;
   }
-  for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, limit);
+  unsettled_.push_back(pid);
 }
 
 bool Engine::run_rings() {
   bool work = verbs_.run_rings();  // the processes without MAD ports
+  if (!unsettled_.empty()) {
+    std::vector<uint32_t> pids;
+    pids.swap(unsettled_);
+    for (uint32_t pid : pids) take_posted_work(pid);
+    work = true;
+  }
   for (auto& [pid, p] : processes_)
     if (!p.mad_ports.empty() && !p.verbs.empty()) {
       bool posted = false;
       for (VerbsContext* v : p.verbs) posted |= verbs_.posted(*v);
       if (posted) {
-        take_posted_work(pid, program_clock_ns());
+        take_posted_work(pid);
         work = true;
       } else {
         for (VerbsContext* v : p.verbs) work |= verbs_.run_rings(*v, 0);  // receives and flushes only
@@ -480,7 +500,7 @@ void Engine::accept_clients(int listen_fd) {
 
 bool Engine::read_from(Connection& c) {
   if (c.greeted && c.kind == ConnectionKind::MadPort) {  // in program order with the process's rings
-    take_posted_work(c.pid, program_clock_ns());
+    take_posted_work(c.pid);
     return !c.broken;
   }
   static std::array<uint8_t, kMaxMessage> buf;
@@ -501,7 +521,7 @@ bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fd
   if (!type) return refuse(c, EPROTO, "not a protocol message");
   if (!c.greeted)
     return *type == MsgType::Hello ? hello(c, msg, fds) : refuse(c, EPROTO, "the first message must be Hello");
-  if (c.kind != ConnectionKind::MadPort) take_posted_work(c.pid, program_clock_ns());  // MAD ports: read by it
+  if (c.kind != ConnectionKind::MadPort) take_posted_work(c.pid);  // MAD ports: read by it
   if (c.kind == ConnectionKind::Cm && *type >= MsgType::CmCreateChannel && *type < MsgType::CmReply) {
     const CmReply r = cm_->handle(*c.cm, *type, msg, fds);
     post(c, MsgType::CmReply, &r, sizeof r);
@@ -725,7 +745,7 @@ void Engine::close_connection(int fd) {
   else if (c.greeted && c.hca)
     log(c.who() + " left " + c.hca->name() + (c.verbs ? " (verbs)" : ""));
   if (c.greeted) {
-    take_posted_work(c.pid, program_clock_ns());
+    take_posted_work(c.pid);
     forget(c.pid, c);
   }
   c.agents.clear();

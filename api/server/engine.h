@@ -107,12 +107,14 @@ class Engine {
   bool read_from(Connection& c);
   bool handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
   // Program order across channels (docs/ARCHITECTURE.md): takes what
-  // process `pid` did before `limit` (program_clock_ns) through its rings
-  // and its MAD ports, in the order it did it: each MAD waiting on a MAD
-  // port after the posts stamped before it, oldest MAD first, then the
-  // posts stamped before `limit`. Called before the engine acts on
-  // anything else the process sent (a request, its going away).
-  void take_posted_work(uint32_t pid, uint64_t limit);
+  // process `pid` did until now through its rings and its MAD ports, in
+  // the order it did it: each MAD waiting on a MAD port after the posts
+  // stamped before it, oldest MAD first, then the posts. Called before
+  // the engine acts on anything else the process sent (a request, its
+  // going away), and to read its MAD ports.
+  void take_posted_work(uint32_t pid);
+  static constexpr int kOrderPasses = 16;
+  std::vector<uint32_t> unsettled_;  // processes with MADs left for the next round
   // Reads the next message waiting on MAD port `c` into its `held`
   // buffer; false if there is none (or the connection broke).
   bool hold_next(Connection& c);
