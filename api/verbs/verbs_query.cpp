@@ -235,7 +235,7 @@ IBFAB_VERBS_EXPORT int ibv_read_sysfs_file(const char* dir, const char* file, ch
     if (std::strcmp(file, "board_id") == 0) value = kBoardId;
     else if (std::strcmp(file, "fw_ver") == 0) value = kFwVer;
     else if (std::strcmp(file, "hca_type") == 0) value = "ibfab";
-    else if (std::strcmp(file, "hw_rev") == 0) value = "1";
+    else if (std::strcmp(file, "hw_rev") == 0) value = "0";  // kHwVer, as mlx5 prints it ("%x")
     else if (std::strcmp(file, "node_type") == 0) value = "1: CA";
     if (!value) return errno = ENOENT, -1;
     const int n = std::snprintf(buf, size, "%s", value);
