@@ -5,7 +5,8 @@ programs look for it outside libibverbs, and says what libibverbs says.
 usage: device_view_check.py IFNAME IPV4/LEN IPV6/LEN
 
 Reads /sys/class/infiniband/ibfab0/..., /sys/class/infiniband_verbs,
-/sys/class/infiniband_mad and /dev/infiniband, and compares them with
+/sys/class/infiniband_mad and /dev/infiniband (character devices as root,
+whose open fails as without the kernel modules), and compares them with
 `ibv_devinfo -v` (GUIDs, port state, physical state, LIDs, LMC, link
 layer, GID 0, rate) and with `smpquery pkeys` (the P_Key table the SM set);
 then checks that the device's net interface (device/net/IFNAME) carries
@@ -13,6 +14,7 @@ exactly the host's addresses from the engine's plan (`ip -j addr`).
 Prints one line per check and "device view: all N checks passed", or the
 failures and exit status 1.
 """
+import errno
 import ipaddress
 import json
 import os
@@ -73,6 +75,13 @@ def main():
         if os.path.exists(path):
             kind = "char device" if stat.S_ISCHR(os.stat(path).st_mode) else "file"
         check(path, kind, "char device" if os.geteuid() == 0 else "file")
+        if kind == "char device":  # no driver behind it, as on a host without the modules
+            try:
+                os.close(os.open(path, os.O_RDWR))
+                opened = "opened"
+            except OSError as e:
+                opened = errno.errorcode.get(e.errno, str(e.errno))
+            check(f"open {path}", opened, "ENODEV" if name == "rdma_cm" else "ENXIO")
     # The node and port against ibv_devinfo.
     check("node_guid", read(DEV + "/node_guid"), info["node_guid"])
     check("sys_image_guid", read(DEV + "/sys_image_guid"), info["sys_image_guid"])
