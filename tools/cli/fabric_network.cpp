@@ -135,6 +135,12 @@ FabricNetwork::~FabricNetwork() {
 }
 
 void FabricNetwork::set_up() {
+  const sockaddr_un a = address_of(path_);
+  if (const int probe = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0); probe >= 0) {
+    const bool taken = ::connect(probe, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+    ::close(probe);
+    if (taken) throw std::runtime_error("another serve keeps the hosts' networks at " + path_);
+  }
   fabric_ = in_namespace(-1, [] {
     run_command({"ip", "link", "set", "lo", "up"});
     run_command({"ip", "link", "add", kBridge, "type", "bridge"});
@@ -142,8 +148,7 @@ void FabricNetwork::set_up() {
     run_command({"ip", "link", "set", kBridge, "up"});
   });
   listen_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  const sockaddr_un a = address_of(path_);
-  ::unlink(path_.c_str());
+  ::unlink(path_.c_str());  // a stale socket nobody answers on
   const mode_t old = ::umask(077);
   const bool bound = listen_ >= 0 && ::bind(listen_, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
   ::umask(old);
