@@ -1,13 +1,13 @@
 #include "tools/cli/fabric_network.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,7 +29,7 @@ struct Request {
   api::CmPortAddress addresses[api::kMaxPorts];
 };
 
-// What serve answers: 0 and the namespace's fd, or an errno and why not.
+// What the keeper answers: 0 and the namespace's fd, or an errno and why not.
 struct Reply {
   int32_t status = 0;
   char why[200] = {};
@@ -188,10 +188,12 @@ void FabricNetwork::serve() {
 int FabricNetwork::host_namespace(const HostSnapshot& host, std::string& why) {
   const std::string name(host.node.name, strnlen(host.node.name, sizeof host.node.name));
   if (const auto it = hosts_.find(name); it != hosts_.end()) return it->second;
-  const std::string peer_prefix = "h" + std::to_string(hosts_.size()) + "p";
+  // Peers are named by attempt, so that a failed one leaves no name taken.
+  const std::string peer_prefix = "h" + std::to_string(attempts_++) + "p";
   const std::string fabric_path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fabric_);
+  int ns = -1;
   try {
-    const int ns = in_namespace(-1, [&] { configure_host_network(host, fabric_path, peer_prefix); });
+    ns = in_namespace(-1, [&] { configure_host_network(host, fabric_path, peer_prefix); });
     in_namespace(fabric_, [&] {
       for (std::size_t i = 0; i < host.addresses.size(); ++i) {
         const std::string peer = peer_prefix + std::to_string(i);
@@ -202,6 +204,7 @@ int FabricNetwork::host_namespace(const HostSnapshot& host, std::string& why) {
     hosts_.emplace(name, ns);
     return ns;
   } catch (const std::exception& e) {
+    if (ns >= 0) ::close(ns);  // its interfaces, and their peers, go with it
     why = e.what();
     return -1;
   }
@@ -209,6 +212,7 @@ int FabricNetwork::host_namespace(const HostSnapshot& host, std::string& why) {
 
 int join_fabric_network(const std::string& engine_socket, const HostSnapshot& host) {
   const std::string path = fabric_network_path(engine_socket);
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) return -1;  // no keeper can serve there either
   const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0) fail("socket");
   const sockaddr_un a = address_of(path);

@@ -53,6 +53,7 @@ class FabricNetwork {
   int fabric_ = -1;  // the fabric's namespace
   int listen_ = -1;
   std::map<std::string, int> hosts_;  // host name -> its namespace
+  unsigned attempts_ = 0;             // host namespaces begun
 };
 
 // The namespace of `host` from the network served beside `engine_socket`:
