@@ -15,7 +15,10 @@ as_nobody test -x "$ibfab" || { echo "nobody cannot run $ibfab"; exit 77; }
 dir=$(mktemp -d /tmp/ibfab-unprivileged.XXXXXX)
 chmod 0777 "$dir"
 trap 'kill "$serve" 2>/dev/null; wait "$serve" 2>/dev/null; rm -rf "$dir"' EXIT
-as_nobody "$ibfab" serve --topology fat-tree:2:4 --socket "$dir/s.sock" > "$dir/serve.log" 2>&1 &
+# setpriv itself, not a function's subshell, so that $! is the engine's pid
+# (setpriv execs it) and the trap ends it.
+setpriv --reuid 65534 --regid 65534 --clear-groups "$ibfab" serve --topology fat-tree:2:4 --socket "$dir/s.sock" \
+  > "$dir/serve.log" 2>&1 &
 serve=$!
 for _ in $(seq 100); do grep -q '^ready$' "$dir/serve.log" && break; sleep 0.1; done
 grep -q '^ready$' "$dir/serve.log" || { cat "$dir/serve.log"; exit 1; }
