@@ -12,8 +12,10 @@ packages=(
   libyaml-cpp-dev libcli11-dev libpcap-dev
   # rdma-core headers and libraries (the ABI the drop-in libraries follow)
   libibverbs-dev librdmacm-dev libibumad-dev libibmad-dev
-  # real programs the tests run against the model
+  # real programs the tests run against the model, and rdma-core's own
+  # Python tests (python3-pyverbs); `ip` for ibfab exec's host networks
   tshark infiniband-diags opensm ibverbs-utils rdmacm-utils perftest
+  python3-pyverbs iproute2
   # the OpenSM-over-ibsim anchor (bench/anchor/opensm_ibsim.py, `make anchor`)
   python3 ibsim-utils libumad2sim0
 )

@@ -167,9 +167,24 @@ struct CmIdInfo {
   uint8_t reserved[3] = {};
 };
 
+// CmQueryAddress (a CmIdRequest: `id` unused, `arg` = a port of the
+// connection's own host): the IPoIB addresses of that port as the
+// fabric's address plan gives them, and whether the host's multicast route
+// leaves by it, in CmReply::address. Value 0, or -ENODEV (no such port, or
+// a connection that names no host).
+struct CmPortAddress {
+  uint32_t ipv4 = 0;  // host order; 0: the port has no IPv4 address
+  uint8_t prefix4 = 0;
+  uint8_t prefix6 = 0;
+  uint8_t multicast_route = 0;  // 1: 224.0.0.0/4 and ff00::/8 leave by this port
+  uint8_t reserved = 0;
+  uint8_t ipv6[16] = {};
+};
+
 struct CmReply {
   int64_t value = 0;
   CmIdInfo info{};
+  CmPortAddress address{};  // CmQueryAddress
 };
 
 // What the engine writes on a channel's socket.

@@ -81,6 +81,7 @@ enum class MsgType : uint16_t {
   CmQueryId,
   CmInitQpAttr,
   CmSetIbPath,
+  CmQueryAddress,
   CmReply,
   kLast = CmReply,
 };

@@ -1,5 +1,6 @@
 #include "api/server/cm_service.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -256,6 +257,10 @@ CmReply CmService::handle(Client& c, MsgType type, std::span<const uint8_t> msg,
         r.value = destroy_channel(c, req->id);
         break;
       }
+      if (type == MsgType::CmQueryAddress) {
+        r.value = query_address(c, req->arg, r.address);
+        break;
+      }
       with_id(req->id, [&](Id& id) -> int64_t {
         switch (type) {
           case MsgType::CmDestroyId: return destroy_id(id);
@@ -269,6 +274,21 @@ CmReply CmService::handle(Client& c, MsgType type, std::span<const uint8_t> msg,
     }
   }
   return r;
+}
+
+int64_t CmService::query_address(const Client& c, uint32_t port, CmPortAddress& out) const {
+  if (!c.home || port == 0 || port > 0xFF) return -ENODEV;
+  const topo::PortAddress* pa = plan_.of(c.home->index(), static_cast<uint8_t>(port));
+  if (!pa) return -ENODEV;
+  out.ipv4 = pa->ipv4;
+  out.prefix4 = pa->prefix4;
+  out.prefix6 = pa->prefix6;
+  std::memcpy(out.ipv6, pa->ipv6.data(), sizeof out.ipv6);
+  sockaddr_in group{};
+  group.sin_family = AF_INET;
+  group.sin_addr.s_addr = htonl(0xE0000001);  // 224.0.0.1: any multicast destination routes alike
+  out.multicast_route = plan_.route(c.home->index(), reinterpret_cast<const sockaddr*>(&group)) == port;
+  return 0;
 }
 
 CmService::Id* CmService::find_id(Client& c, uint32_t handle) {

@@ -100,6 +100,7 @@ class CmService final : public fabric::PortEventListener {
   int64_t leave(Id& id, uint64_t uid);
   void query(const Id& id, CmIdInfo& info) const;
   int64_t init_qp_attr(Id& id, uint32_t state, CmIdInfo& info);
+  int64_t query_address(const Client& c, uint32_t port, CmPortAddress& out) const;
 
   // Helpers.
   Id* find_id(Client& c, uint32_t handle);

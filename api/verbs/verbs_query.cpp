@@ -18,20 +18,30 @@ namespace {
 
 inline constexpr int kGidTableLength = 1;  // one GID per port: the port GID
 
+// What the device can do, as ibv_device_attr.device_cap_flags and (all 64
+// bits) ibv_device_attr_ex.device_cap_flags_ex say it: P_Key and Q_Key
+// violations are counted (PortInfo), port events are reported, the system
+// image GUID is real, RC NAKs with RNR, and a UD AH's port must be the QP's.
+inline constexpr uint64_t kDeviceCapFlags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
+                                            IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_PORT_ACTIVE_EVENT |
+                                            IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN;
+
+// ibv_device_attr as the kernel's uverbs fills it for this HCA. Fields of
+// features the model lacks (RDMA read and atomics, SRQ, memory windows,
+// raw QPs, FMRs, EE) are 0, as a device without them reports.
 void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   std::memset(&a, 0, sizeof a);
   std::snprintf(a.fw_ver, sizeof a.fw_ver, "%s", kFwVer);
   a.node_guid = htobe64(n.node_guid);
   a.sys_image_guid = htobe64(n.system_image_guid);
   a.max_mr_size = ~uint64_t{0};
-  a.page_size_cap = 0xFFFFF000;
+  a.page_size_cap = ~uint64_t{0xFFF};  // any multiple of 4 KiB, as mlx5 reports it
   a.vendor_id = kVendorId;
   a.vendor_part_id = kVendorPartId;
   a.hw_ver = kHwVer;
   a.max_qp = 1 << 16;
   a.max_qp_wr = static_cast<int>(kMaxQpWr);
-  a.device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
-                       IBV_DEVICE_UD_AV_PORT_ENFORCE;
+  a.device_cap_flags = static_cast<int>(static_cast<uint32_t>(kDeviceCapFlags));
   a.max_sge = static_cast<int>(kMaxSge);
   a.max_cq = 1 << 16;
   a.max_cqe = static_cast<int>(kMaxCqe);
@@ -43,8 +53,22 @@ void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   a.max_total_mcast_qp_attach = static_cast<int>(kMaxMcastGroups * kMaxQpsPerMcastGroup);
   a.max_pkeys = static_cast<uint16_t>(api::kMaxPkeys);
   a.local_ca_ack_delay = 16;
-  a.phys_port_cnt = static_cast<uint8_t>(n.num_ports);
+  a.phys_port_cnt = static_cast<uint8_t>(std::min<uint32_t>(n.num_ports, 255));
   a.atomic_cap = IBV_ATOMIC_NONE;
+}
+
+// The extension, as rdma-core 44's ibv_cmd_query_device_any and the mlx5
+// provider fill it from the kernel's answer: comp_mask is never copied (0);
+// ODP, timestamps, TSO, RSS, WQs, packet pacing, raw packet, tag matching,
+// CQ moderation, device memory and PCI atomics are absent (0);
+// device_cap_flags_ex carries every capability bit, the legacy field its
+// low 32; phys_port_cnt_ex is the port count (the legacy field stops at
+// 255).
+void fill_device_attr_ex(const api::NodeReply& n, ibv_device_attr_ex& ex) {
+  std::memset(&ex, 0, sizeof ex);
+  fill_device_attr(n, ex.orig_attr);
+  ex.device_cap_flags_ex = kDeviceCapFlags;
+  ex.phys_port_cnt_ex = n.num_ports;
 }
 
 // The first `len` bytes of a port's ibv_port_attr (the exported compat
@@ -102,14 +126,16 @@ int query_port_op(ibv_context* context, uint8_t port_num, ibv_port_attr* attr, s
   return fill_port_attr(*Context::from(context), port_num, attr, attr_len);
 }
 
-int query_device_ex_op(ibv_context* context, const ibv_query_device_ex_input*, ibv_device_attr_ex* attr,
+int query_device_ex_op(ibv_context* context, const ibv_query_device_ex_input* input, ibv_device_attr_ex* attr,
                        size_t attr_size) {
-  if (!context || !attr || attr_size < sizeof(ibv_device_attr)) return EINVAL;
+  if (!context || !attr || (input && input->comp_mask) || attr_size < sizeof(ibv_device_attr)) return EINVAL;
   const std::optional<api::NodeReply> n = query_node(*Context::from(context));
   if (!n) return ENODEV;
-  ibv_device_attr_ex ex{};
-  fill_device_attr(*n, ex.orig_attr);
-  ex.max_dm_size = 0;
+  ibv_device_attr_ex ex;
+  fill_device_attr_ex(*n, ex);
+  // A caller built against newer headers passes a larger struct: the rest
+  // reads 0, as rdma-core clears the caller's whole size.
+  std::memset(attr, 0, attr_size);
   std::memcpy(attr, &ex, std::min(attr_size, sizeof ex));
   return 0;
 }
@@ -207,7 +233,7 @@ IBFAB_VERBS_EXPORT int ibv_read_sysfs_file(const char* dir, const char* file, ch
     if (std::strcmp(file, "board_id") == 0) value = kBoardId;
     else if (std::strcmp(file, "fw_ver") == 0) value = kFwVer;
     else if (std::strcmp(file, "hca_type") == 0) value = "ibfab";
-    else if (std::strcmp(file, "hw_rev") == 0) value = "1";
+    else if (std::strcmp(file, "hw_rev") == 0) value = "0";  // kHwVer, as mlx5 prints it ("%x")
     else if (std::strcmp(file, "node_type") == 0) value = "1: CA";
     if (!value) return errno = ENOENT, -1;
     const int n = std::snprintf(buf, size, "%s", value);

@@ -70,6 +70,17 @@ class CmClient {
     r.arg = arg;
     return request(type, &r, sizeof r).value;
   }
+  // CmQueryAddress for `port` of this connection's host.
+  CmReply query_address(uint32_t port) {
+    CmIdRequest q;
+    q.arg = port;
+    return request(MsgType::CmQueryAddress, &q, sizeof q);
+  }
+  static std::string ipv6_text(const uint8_t (&a)[16]) {
+    char text[64];
+    ::inet_ntop(AF_INET6, a, text, sizeof text);
+    return text;
+  }
   int64_t bind(uint32_t id, const char* ip, uint16_t port = 0) {
     CmAddrRequest r;
     r.id = id;
@@ -235,6 +246,19 @@ TEST_F(CmService, AMulticastDestinationResolvesThroughTheRoutingTable) {
   EXPECT_EQ(dgid.str(), kGroup);
 }
 
+TEST_F(CmService, QueryAddressGivesThePortsAddressesFromThePlan) {
+  CmClient h3(path(), "H3");
+  const CmReply r = h3.query_address(1);
+  ASSERT_EQ(r.value, 0);
+  EXPECT_EQ(r.address.ipv4, 0x0A010003u);  // 10.1.0.3
+  EXPECT_EQ(r.address.prefix4, 16);
+  EXPECT_EQ(CmClient::ipv6_text(r.address.ipv6), "fd00:0:0:1::3");
+  EXPECT_EQ(r.address.prefix6, 64);
+  EXPECT_EQ(r.address.multicast_route, 1);
+  EXPECT_EQ(h3.query_address(2).value, -ENODEV);  // an HCA of one port
+  EXPECT_EQ(h3.query_address(0).value, -ENODEV);
+}
+
 TEST_F(CmService, AnUnknownUnicastAddressTimesOut) {
   CmClient h3(path(), "H3");
   const uint32_t id = h3.create_id();
@@ -333,6 +357,34 @@ TEST_F(CmServiceOldSm, SendOnlyJoinFailsWhenTheSmLacksSupport) {
   EXPECT_EQ(ev->status, -EINVAL);
   EXPECT_EQ(ev->uid, 5u);
   EXPECT_EQ(sa_members(kGroup), 0u);
+}
+
+}  // namespace
+}  // namespace ibfab::api
+
+namespace ibfab::api {
+namespace {
+
+// A fabric whose plan overrides H3's addresses and has no multicast route.
+class CmServiceOverridden : public CmService {
+ protected:
+  void SetUp() override {
+    EngineOptions o;
+    o.addresses.overrides = {"H3=192.168.9.3/24", "H3=fd42::3/48"};
+    o.addresses.mcast_route_port = std::nullopt;
+    start(o);
+  }
+};
+
+TEST_F(CmServiceOverridden, QueryAddressFollowsOverridesAndTheMulticastRoute) {
+  CmClient h3(path(), "H3");
+  const CmReply r = h3.query_address(1);
+  ASSERT_EQ(r.value, 0);
+  EXPECT_EQ(r.address.ipv4, 0xC0A80903u);  // 192.168.9.3
+  EXPECT_EQ(r.address.prefix4, 24);
+  EXPECT_EQ(CmClient::ipv6_text(r.address.ipv6), "fd42::3");
+  EXPECT_EQ(r.address.prefix6, 48);
+  EXPECT_EQ(r.address.multicast_route, 0);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs one real Debian program against `ibfab serve` and checks its output.
 
-usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--serve-arg ARG]... [--copies N] [--pcap-expect REGEX]
+usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--serve-arg ARG]... [--exec-arg ARG]...
+                 [--copies N] [--pcap-expect REGEX]
                  [--count REGEX N]
                  [--background BGNODE BGPROGRAM... --wait-for REGEX [--listening]
                   [--line-buffered] [--background-expect REGEX] [--kill-first]] -- PROGRAM ARGS...
@@ -9,7 +10,8 @@ usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--serve-arg ARG].
 Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
 `--sm none` for --sm-none, and each --serve-arg), waits for "ready", optionally starts BGPROGRAM
 under `IBFAB exec --node BGNODE` and waits until its output matches REGEX
-(e.g. opensm's "SUBNET UP"), runs PROGRAM under `IBFAB exec --node NODE`,
+(e.g. opensm's "SUBNET UP"), runs PROGRAM under `IBFAB exec --node NODE`
+(with each --exec-arg),
 and passes when the program exits 0 and its output matches every
 EXPECT_REGEX (separated by '|||'). With --pcap-expect, the engine captures
 every packet (serve --pcap) and tshark's reading of the capture, once the
@@ -94,7 +96,8 @@ def listening(pid):
                 pass
     except OSError:
         return False
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    # The tables of the process's own network namespace (its host's).
+    for table in (f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"):
         with open(table) as f:
             for row in f.readlines()[1:]:
                 cols = row.split()
@@ -127,6 +130,7 @@ def main():
     program = sys.argv[split + 1:]
     sm_none = "--sm-none" in options
     serve_args = [options[i + 1] for i, o in enumerate(options) if o == "--serve-arg"]
+    exec_args = [options[i + 1] for i, o in enumerate(options) if o == "--exec-arg"]
     copies = int(options[options.index("--copies") + 1]) if "--copies" in options else 1
     pcap_expect = options[options.index("--pcap-expect") + 1] if "--pcap-expect" in options else None
     count = None
@@ -208,7 +212,8 @@ def main():
                 bg, bgout = start_background()
                 if not bg:
                     return 1
-            runs = [subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", nodes[i % len(nodes)], "--"] + program,
+            runs = [subprocess.Popen([ibfab, "exec", "--socket", sock, "--node", nodes[i % len(nodes)]] + exec_args
+                                     + ["--"] + program,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                     for i in range(copies)]
             try:

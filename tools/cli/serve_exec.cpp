@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@
 #include "api/client/socket_path.h"
 #include "fabric/topology/topology_spec.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/fabric_network.h"
+#include "tools/cli/host_snapshot.h"
+#include "tools/cli/host_view.h"
 
 namespace ibfab::cli {
 
@@ -54,9 +58,25 @@ void Commands::add_serve_exec(CLI::App& app) {
                   "leaves it out of its ClassPortInfo, as OpenSM before 3.3.21 did");
   serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
 
-  CLI::App* exec = app.add_subcommand("exec", "Run an unmodified program attached to a host of a served fabric");
+  CLI::App* exec = app.add_subcommand(
+      "exec",
+      "Run an unmodified program attached to a host of a served fabric.\n"
+      "The program sees the host as its kernel would show it, in a private mount namespace and the\n"
+      "host's network namespace: /sys/class/infiniband/ibfab0 (GUIDs, node_type, ports/P/{state,\n"
+      "phys_state,lid,sm_lid,rate,link_layer,gids/N,pkeys/N}, device/net/ibN), /sys/class/\n"
+      "infiniband_verbs/uverbs0, /sys/class/infiniband_mad/umadN, /dev/infiniband/{uverbs0,umadN,\n"
+      "issmN,rdma_cm}, and one interface ibN per port carrying the port's IPoIB addresses from the\n"
+      "engine's address plan. The files are a snapshot of what the engine says when the program\n"
+      "starts. Programs on one host share its network (and localhost); when `ibfab serve` runs as\n"
+      "root, hosts reach each other's addresses (TCP, UDP) over a private bridge, else each program\n"
+      "has a network of its own. The machine's own /dev, /sys and network are not changed.\n"
+      "Needs root, or unprivileged user namespaces (the program then runs as uid 0 inside one,\n"
+      "with empty files for the /dev/infiniband nodes)");
   exec->add_option("--node", node_, "The host the program runs on")->required();
   exec->add_option("--socket", socket_, "The engine's socket (default: as `ibfab serve`)");
+  exec->add_flag("--no-device-view", no_device_view_,
+                 "Run the program in the machine's own namespaces: no /dev/infiniband, no\n"
+                 "/sys/class/infiniband, no IPoIB interface (libibverbs, librdmacm and libibumad still work)");
   exec->add_option("command", command_, "The program and its arguments (after --)")->required();
   exec->callback([this] { chosen_ = [this] { return this->exec(); }; });
 }
@@ -73,8 +93,18 @@ int Commands::serve() {
   if (sa_no_send_only_ && !o.builtin_sm)
     throw std::runtime_error("--sa-no-send-only shapes the built-in SM's SA: it has no effect with --sm none");
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
-  api::Engine engine(o);  // a bad --ip throws here, before the socket exists
   const std::string path = socket_.empty() ? api::default_socket_path() : socket_;
+  // As root, the hosts' IPoIB networks for `ibfab exec` (fabric_network.h),
+  // kept by a process forked now, while this one has no threads.
+  std::unique_ptr<FabricNetwork> network;
+  if (::geteuid() == 0) {
+    try {
+      network = std::make_unique<FabricNetwork>(path);
+    } catch (const std::exception& e) {
+      std::cerr << "ibfab: no network between the hosts: " << e.what() << std::endl;
+    }
+  }
+  api::Engine engine(o);  // a bad --ip throws here, before the socket exists
   std::string error;
   const int fd = api::listen_at(path, error);
   if (fd < 0) throw std::runtime_error(error);
@@ -107,13 +137,8 @@ int Commands::exec() {
   const std::string path = socket_.empty() ? api::client_socket_path() : socket_;
   // The engine must be there and have the host: say so now, not as an
   // empty device list inside the program.
-  const int probe = api::connect_to(path);
-  if (probe < 0) throw std::runtime_error("no ibfab engine at " + path + " (start one with `ibfab serve`)");
-  uint32_t handle = 0;
-  const int greeted = client::greet(probe, node_, api::ConnectionKind::Control, 0, handle);
-  ::close(probe);
-  if (greeted == -ENODEV) throw std::runtime_error("the served fabric has no host named '" + node_ + "'");
-  if (greeted < 0) throw std::runtime_error(path + ": " + std::strerror(-greeted));
+  const HostSnapshot host = take_snapshot(path, node_);
+  if (!no_device_view_) enter_host_view(host, path);
   const char* old = std::getenv("LD_LIBRARY_PATH");
   const std::string libs = library_dir() + (old && *old ? ":" + std::string(old) : "");
   ::setenv("LD_LIBRARY_PATH", libs.c_str(), 1);
