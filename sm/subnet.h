@@ -10,6 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fabric/mad/node_info.h"
+#include "fabric/mad/port_info.h"
+#include "fabric/mad/sm_info.h"
+#include "fabric/mad/switch_info.h"
 #include "sm/routing/routing_engine.h"
 
 namespace ibfab::sm {
@@ -38,6 +42,33 @@ struct SubnetPort {
   uint8_t edge_port = 0;
 };
 
+// One physical port of a node, as the SM last read or wrote it.
+struct SubnetNodePort {
+  bool known = false;    // `info` holds an SMA's answer (Get or Set)
+  mad::PortInfo info{};  // the latest answer, so what was written is in it
+  int32_t peer_node = -1;  // index into Subnet::nodes of the other end of the link
+  uint8_t peer_port = 0;
+};
+
+// One node (CA or switch), as discovered.
+struct SubnetNode {
+  mad::NodeInfo info{};  // as read; PortGUID and LocalPortNum of the port first reached
+  std::string description;
+  std::vector<SubnetNodePort> ports;  // by port number, 0 .. NumPorts
+  std::vector<uint64_t> port_guids;   // by port number; 0 where not known
+  int32_t routing_index = -1;         // a switch: its index in Subnet::graph.switches
+  bool has_switch_info = false;
+  mad::SwitchInfo switch_info{};      // a switch: the answer to the SM's SwitchInfo Set
+  bool is_switch() const { return info.node_type == mad::NodeInfo::kTypeSwitch; }
+};
+
+// An SM the master knows of: itself, and those it read SMInfo from.
+struct SubnetSm {
+  uint64_t port_guid = 0;
+  uint16_t lid = 0;  // the LID of its port (0 if the port has none)
+  mad::SmInfo info{};
+};
+
 struct Subnet {
   uint64_t prefix = 0xfe80000000000000ull;  // subnet prefix (GID high 64 bits)
   uint16_t sm_lid = 0;
@@ -52,6 +83,23 @@ struct Subnet {
   std::vector<std::vector<uint8_t>> switch_paths;
   // Smallest MulticastFDBCap of any switch: MLIDs 0xC000 .. 0xC000 + cap - 1.
   uint16_t mcast_fdb_cap = 0;
+  // Every node, in discovery order, by node GUID, and the SMs known.
+  std::vector<SubnetNode> nodes;
+  std::unordered_map<uint64_t, uint32_t> node_by_guid;
+  std::vector<SubnetSm> sms;
+
+  const SubnetNode* node(uint64_t node_guid) const {
+    auto it = node_by_guid.find(node_guid);
+    return it == node_by_guid.end() ? nullptr : &nodes[it->second];
+  }
+  // The base LID OpenSM reports for a physical port: a switch port's is its
+  // port 0's, a CA port's its own; 0 if the port has no LID.
+  uint16_t base_lid(const SubnetNode& n, uint8_t port) const {
+    const uint64_t guid = n.is_switch() ? n.info.node_guid
+                                        : (port < n.port_guids.size() ? n.port_guids[port] : 0);
+    const SubnetPort* p = by_guid(guid);
+    return p ? p->lid : 0;
+  }
 
   const SubnetPort* by_lid(uint16_t lid) const {
     auto it = port_by_lid.find(lid);
