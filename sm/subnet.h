@@ -5,6 +5,7 @@
 // routes to every switch. The SA and the multicast manager read it; only
 // the SM writes it (at the end of each heavy sweep). Everything here came
 // from SMPs: it is the SM's view, which may lag behind the fabric.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -87,6 +88,17 @@ struct Subnet {
   std::vector<SubnetNode> nodes;
   std::unordered_map<uint64_t, uint32_t> node_by_guid;
   std::vector<SubnetSm> sms;
+  uint8_t lmc = 0;  // the LMC given to CA ports
+
+  // Indices into `nodes` in ascending node GUID order (the order OpenSM's
+  // SA walks its node and switch tables in).
+  std::vector<uint32_t> nodes_in_guid_order() const {
+    std::vector<uint32_t> v(nodes.size());
+    for (uint32_t i = 0; i < v.size(); ++i) v[i] = i;
+    std::sort(v.begin(), v.end(),
+              [&](uint32_t a, uint32_t b) { return nodes[a].info.node_guid < nodes[b].info.node_guid; });
+    return v;
+  }
 
   const SubnetNode* node(uint64_t node_guid) const {
     auto it = node_by_guid.find(node_guid);

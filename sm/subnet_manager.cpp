@@ -173,6 +173,7 @@ void SubnetManager::read_ports() {
   // PortInfo says which ports have an SM (IsSM) and which LIDs they hold.
   const DiscoveryResult& r = discovery_.result();
   building_ = Subnet{};
+  building_.lmc = options_.lmc;
   building_.nodes.resize(r.nodes.size());
   for (uint32_t i = 0; i < r.nodes.size(); ++i) {
     const DiscoveredNode& d = r.nodes[i];

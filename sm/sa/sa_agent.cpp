@@ -14,7 +14,11 @@
 #include "fabric/mad/sa/sa_mad.h"
 #include "fabric/model/fabric.h"
 #include "fabric/wire/rmpp_header.h"
+#include "sm/sa/link_records.h"
+#include "sm/sa/port_table_records.h"
 #include "sm/sa/sa_records.h"
+#include "sm/sa/sm_info_records.h"
+#include "sm/sa/switch_records.h"
 
 namespace ibfab::sm {
 namespace {
@@ -145,6 +149,19 @@ void SaAgent::reply(const fabric::MadAddress& to, std::span<const uint8_t> req, 
   send(to, out);
 }
 
+template <class R, class Find>
+void SaAgent::answer_query(const fabric::MadAddress& from, std::span<const uint8_t> mad, Find find) {
+  const mad::ConstSaBuffer sa = as_sa(mad);
+  const uint8_t m = mad[3];
+  if (m != method::kGet && m != method::kGetTable)
+    return reply(from, mad, status::kMethodAttrUnsupported);
+  std::vector<R> found;
+  find(R::unpack(mad::sa_data(sa)), mad::sa_component_mask(sa), found);
+  records_.clear();
+  for (const R& r : found) add_record(r);
+  reply_records(from, mad, R::kAttributeOffset);
+}
+
 template <class R>
 void SaAgent::add_record(const R& r) {
   const std::size_t at = records_.size();
@@ -232,6 +249,32 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
         add_record(r);
       return reply_records(from, mad, mad::PortInfoRecord::kAttributeOffset);
     }
+    case attr::kLinkRecord:
+      return answer_query<mad::LinkRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        link_records(*subnet_, requester, req, mk, out);
+      });
+    case attr::kSwitchInfoRecord:
+      return answer_query<mad::SwitchInfoRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        switch_info_records(*subnet_, requester, req, mk, out);
+      });
+    case attr::kLinearForwardingTableRecord:
+      return answer_query<mad::LftRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        lft_records(*subnet_, requester, req, mk, out);
+      });
+    case attr::kPKeyTableRecord:
+      // P_KeyTableRecords go to trusted requesters only.
+      if (query && mad::sa_sm_key(sa) != options_.sa_key) return reply(from, mad, status::kSaReqInvalid);
+      return answer_query<mad::PKeyTableRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        pkey_table_records(*subnet_, requester, req, mk, out);
+      });
+    case attr::kGuidInfoRecord:
+      return answer_query<mad::GuidInfoRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        guid_info_records(*subnet_, requester, req, mk, out);
+      });
+    case attr::kSmInfoRecord:
+      return answer_query<mad::SmInfoRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        sm_info_records(*subnet_, requester, req, mk, out);
+      });
     default:
       return reply(from, mad, status::kMethodAttrUnsupported);
   }

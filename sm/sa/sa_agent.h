@@ -104,6 +104,10 @@ class SaAgent : public fabric::MadAgent {
   void send(const fabric::MadAddress& to, std::span<const uint8_t> mad);
   void reply(const fabric::MadAddress& to, std::span<const uint8_t> req, uint16_t status,
              std::span<const uint8_t> record = {}, uint16_t attr_offset = 0);
+  // Answers a Get or GetTable of record type R with what `find(request
+  // record, component mask, out)` puts in `out`; other methods get 0x000C.
+  template <class R, class Find>
+  void answer_query(const fabric::MadAddress& from, std::span<const uint8_t> mad, Find find);
   // Appends `r`, packed and padded to its AttributeOffset, to records_.
   template <class R>
   void add_record(const R& r);

@@ -1,0 +1,256 @@
+// The SA's records of the subnet itself (LinkRecord, SwitchInfoRecord,
+// LinearForwardingTableRecord, P_KeyTableRecord, GuidInfoRecord,
+// SMInfoRecord), asked over QP1 of a fabric the SM brought up, and checked
+// against the fabric itself (test code may read it; the SM never does).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "fabric/mad/sa/guid_info_record.h"
+#include "fabric/mad/sa/lft_record.h"
+#include "fabric/mad/sa/link_record.h"
+#include "fabric/mad/sa/pkey_table_record.h"
+#include "fabric/mad/sa/sm_info_record.h"
+#include "fabric/mad/sa/switch_info_record.h"
+#include "fabric/model/fabric.h"
+#include "fabric/model/switch_node.h"
+#include "fabric/topology/topology_spec.h"
+#include "sm/subnet_manager.h"
+#include "tests/sm/sa_table_client.h"
+
+namespace ibfab::sm {
+namespace {
+
+using testing::ask;
+using testing::SaClient;
+namespace method = wire::mad_method;
+namespace st = wire::mad_status;
+
+struct SaOnFabric : ::testing::Test {
+  sim::Simulator sim;
+  topo::Topology topology{topo::load_topology("fat-tree:2:4")};
+  fabric::Fabric fabric{sim, topology};
+  SubnetManager sm{*fabric.find_hca("H1"), 1, {}};
+  std::optional<SaClient> client;
+
+  void SetUp() override {
+    sm.sweep();
+    sim.run();
+    ASSERT_TRUE(sm.subnet_up()) << sm.last_sweep().error;
+    client.emplace(fabric, h(2), sm.own_lid());
+  }
+  fabric::Hca& h(int i) const { return *fabric.find_hca("H" + std::to_string(i)); }
+  // The LID OpenSM reports for a port: a switch port's is its port 0's.
+  static uint16_t base_lid(const fabric::Port& p) {
+    return p.node().is_switch() ? p.node().port(0).lid : p.lid;
+  }
+  const fabric::Port* port_by_lid(uint16_t lid) const {
+    for (uint32_t i = 0; i < fabric.node_count(); ++i) {
+      fabric::Node& n = fabric.node(i);
+      for (uint8_t p = 0; p <= n.num_ports(); ++p) {
+        if (p == 0 && !n.is_switch()) continue;
+        if (n.port(p).lid == lid && (p == 0 || !n.is_switch())) return &n.port(p);
+      }
+    }
+    return nullptr;
+  }
+  std::vector<const fabric::Switch*> switches() const {
+    std::vector<const fabric::Switch*> v;
+    for (uint32_t i = 0; i < fabric.node_count(); ++i)
+      if (fabric.node(i).is_switch()) v.push_back(static_cast<const fabric::Switch*>(&fabric.node(i)));
+    return v;
+  }
+  template <class R>
+  std::optional<testing::SaAnswer> query(uint8_t m, uint64_t mask, const R& r, uint64_t sm_key = 0) {
+    return ask(*client, SaClient::make(m, mask, r, sm_key));
+  }
+};
+
+TEST_F(SaOnFabric, LinkRecordTableHoldsBothDirectionsOfEveryCable) {
+  std::set<std::tuple<uint16_t, uint8_t, uint16_t, uint8_t>> want;
+  for (uint32_t i = 0; i < fabric.node_count(); ++i) {
+    fabric::Node& n = fabric.node(i);
+    for (uint8_t p = 1; p <= n.num_ports(); ++p)
+      if (const fabric::Port* peer = n.port(p).peer())
+        want.emplace(base_lid(n.port(p)), p, base_lid(*peer), peer->number());
+  }
+  const auto a = query(method::kGetTable, 0, mad::LinkRecord{});
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, st::kOk);
+  EXPECT_EQ(a->method, method::kGetTableResp);
+  EXPECT_EQ(a->attr_offset, mad::LinkRecord::kAttributeOffset);
+  std::set<std::tuple<uint16_t, uint8_t, uint16_t, uint8_t>> got;
+  for (std::size_t i = 0; i < a->count(); ++i) {
+    const auto r = a->record<mad::LinkRecord>(i);
+    got.emplace(r.from_lid, r.from_port, r.to_lid, r.to_port);
+  }
+  EXPECT_EQ(a->count(), want.size());
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(SaOnFabric, LinkRecordByEndsAndPorts) {
+  const fabric::Port& hp = h(3).port(1);
+  const fabric::Port& sw = *hp.peer();
+  mad::LinkRecord q;
+  q.from_lid = hp.lid;
+  auto a = query(method::kGet, mad::lr_comp::kFromLid, q);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, st::kOk);
+  auto r = a->record<mad::LinkRecord>(0);
+  EXPECT_EQ(r, (mad::LinkRecord{hp.lid, 1, sw.number(), base_lid(sw)}));
+
+  // To the host from its switch: FromLID + FromPort of the switch side.
+  q = {};
+  q.from_lid = base_lid(sw);
+  q.from_port = sw.number();
+  a = query(method::kGet, mad::lr_comp::kFromLid | mad::lr_comp::kFromPort, q);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, st::kOk);
+  EXPECT_EQ(a->record<mad::LinkRecord>(0), (mad::LinkRecord{base_lid(sw), sw.number(), 1, hp.lid}));
+
+  // Both LIDs: the links between the two nodes only.
+  q = {};
+  q.from_lid = base_lid(sw);
+  q.to_lid = hp.lid;
+  a = query(method::kGetTable, mad::lr_comp::kFromLid | mad::lr_comp::kToLid, q);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->count(), 1u);
+  EXPECT_EQ(a->record<mad::LinkRecord>(0).from_port, sw.number());
+
+  // A switch has several links: Get is refused with 0x0400.
+  q = {};
+  q.from_lid = base_lid(sw);
+  a = query(method::kGet, mad::lr_comp::kFromLid, q);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status, st::kSaTooManyRecords);
+  // An unknown LID, or a port with nothing cabled, gives no record.
+  q = {};
+  q.from_lid = 0xBFFF;
+  a = query(method::kGet, mad::lr_comp::kFromLid, q);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status, st::kSaNoRecords);
+  a = query(method::kGetTable, mad::lr_comp::kFromLid, q);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status, st::kOk);
+  EXPECT_EQ(a->attr_offset, 0);
+  EXPECT_EQ(a->count(), 0u);
+}
+
+TEST_F(SaOnFabric, LinkRecordTakesOnlyGetAndGetTable) {
+  const auto a = query(method::kSet, 0, mad::LinkRecord{});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status, st::kMethodAttrUnsupported);
+}
+
+TEST_F(SaOnFabric, SwitchInfoRecordPerSwitchAsProgrammed) {
+  const auto sws = switches();
+  const auto a = query(method::kGetTable, 0, mad::SwitchInfoRecord{});
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->count(), sws.size());
+  std::map<uint16_t, mad::SwitchInfo> by_lid;
+  uint64_t last_guid = 0;
+  for (std::size_t i = 0; i < a->count(); ++i) {
+    const auto r = a->record<mad::SwitchInfoRecord>(i);
+    by_lid[r.lid] = r.switch_info;
+    const fabric::Port* p = port_by_lid(r.lid);
+    ASSERT_NE(p, nullptr);
+    EXPECT_GT(p->node().guid(), last_guid) << "switches in GUID order";
+    last_guid = p->node().guid();
+  }
+  for (const fabric::Switch* s : sws) {
+    ASSERT_TRUE(by_lid.count(s->port(0).lid)) << s->name();
+    const mad::SwitchInfo& si = by_lid[s->port(0).lid];
+    EXPECT_EQ(si.linear_fdb_top, s->lft_top) << s->name();
+    EXPECT_EQ(si.multicast_fdb_cap, s->multicast_fdb_cap()) << s->name();
+  }
+  mad::SwitchInfoRecord q;
+  q.lid = sws[1]->port(0).lid;
+  auto one = query(method::kGet, mad::swir_comp::kLid, q);
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->status, st::kOk);
+  EXPECT_EQ(one->record<mad::SwitchInfoRecord>(0).lid, q.lid);
+  q.lid = 0;
+  one = query(method::kGet, mad::swir_comp::kLid, q);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->status, st::kSaNoRecords) << "LID 0 matches no switch";
+}
+
+TEST_F(SaOnFabric, LftRecordsAreTheProgrammedBlocks) {
+  const fabric::Switch& s = *switches()[0];
+  mad::LftRecord q;
+  q.lid = s.port(0).lid;
+  const auto a = query(method::kGetTable, mad::lftr_comp::kLid, q);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->count(), s.lft_top / 64u + 1);
+  for (std::size_t b = 0; b < a->count(); ++b) {
+    const auto r = a->record<mad::LftRecord>(b);
+    EXPECT_EQ(r.lid, s.port(0).lid);
+    EXPECT_EQ(r.block, b);
+    for (uint16_t k = 0; k < 64; ++k) {
+      const auto lid = static_cast<uint16_t>(b * 64 + k);
+      if (lid == 0 || lid > s.lft_top) continue;
+      EXPECT_EQ(r.lft.port[k], s.lft(lid)) << "LID " << lid;
+    }
+  }
+  q.block = static_cast<uint16_t>(s.lft_top / 64 + 1);
+  const auto past = query(method::kGet, mad::lftr_comp::kLid | mad::lftr_comp::kBlock, q);
+  ASSERT_TRUE(past);
+  EXPECT_EQ(past->status, st::kSaNoRecords);
+  const auto all = query(method::kGetTable, 0, mad::LftRecord{});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count(), switches().size() * (s.lft_top / 64u + 1));
+}
+
+TEST_F(SaOnFabric, PKeyTableRecordsOnlyForTrustedRequests) {
+  mad::PKeyTableRecord q;
+  q.lid = h(3).port(1).lid;
+  auto a = query(method::kGet, mad::pkr_comp::kLid, q);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status, st::kSaReqInvalid);
+  a = query(method::kGet, mad::pkr_comp::kLid, q, /*sm_key=*/1);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, st::kOk);
+  const auto r = a->record<mad::PKeyTableRecord>(0);
+  EXPECT_EQ(r.lid, q.lid);
+  EXPECT_EQ(r.port, 1);
+  EXPECT_EQ(r.block, 0);
+  const auto& pkeys = h(3).port(1).pkeys;
+  for (std::size_t k = 0; k < 32; ++k)
+    EXPECT_EQ(r.table.p_key[k], k < pkeys.size() ? pkeys[k] : (k == 0 && pkeys.empty() ? 0xFFFF : 0))
+        << k;
+}
+
+TEST_F(SaOnFabric, GuidInfoRecordHoldsThePortGuid) {
+  mad::GuidInfoRecord q;
+  q.lid = h(3).port(1).lid;
+  const auto a = query(method::kGetTable, mad::gir_comp::kLid, q);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, st::kOk);
+  const std::size_t cap = h(3).port(1).guid_table.size();
+  ASSERT_EQ(a->count(), (cap + 7) / 8);
+  const auto r = a->record<mad::GuidInfoRecord>(0);
+  EXPECT_EQ(r.lid, q.lid);
+  EXPECT_EQ(r.guid_info.guid[0], h(3).port(1).guid());
+}
+
+TEST_F(SaOnFabric, SmInfoRecordOfTheMaster) {
+  const auto a = query(method::kGet, 0, mad::SmInfoRecord{});
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, st::kOk);
+  const auto r = a->record<mad::SmInfoRecord>(0);
+  EXPECT_EQ(r.lid, h(1).port(1).lid);
+  EXPECT_EQ(r.sm_info.guid, h(1).port(1).guid());
+  EXPECT_EQ(r.sm_info.sm_state, mad::sm_state::kMaster);
+  EXPECT_EQ(r.sm_info.sm_key, 0u);
+  mad::SmInfoRecord q;
+  q.sm_info.sm_state = mad::sm_state::kStandby;
+  const auto none = query(method::kGet, mad::smir_comp::kSmState, q);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, st::kSaNoRecords);
+}
+
+}  // namespace
+}  // namespace ibfab::sm
