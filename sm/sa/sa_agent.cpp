@@ -6,12 +6,14 @@
 #include "fabric/mad/class_port_info.h"
 #include "fabric/mad/notice.h"
 #include "fabric/mad/sa/inform_info.h"
+#include "fabric/mad/sa/inform_info_record.h"
 #include "fabric/mad/sa/mcmember_record.h"
 #include "fabric/mad/sa/node_record.h"
 #include "fabric/mad/sa/path_record.h"
 #include "fabric/mad/sa/port_info_record.h"
 #include "fabric/mad/sa/sa_class_port_info.h"
 #include "fabric/mad/sa/sa_mad.h"
+#include "fabric/mad/sa/service_record.h"
 #include "fabric/model/fabric.h"
 #include "fabric/wire/rmpp_header.h"
 #include "sm/sa/link_records.h"
@@ -271,6 +273,12 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
       return answer_query<mad::GuidInfoRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
         guid_info_records(*subnet_, requester, req, mk, out);
       });
+    case attr::kInformInfoRecord:
+      return answer_query<mad::InformInfoRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        informs_.records(*subnet_, requester, req, mk, trusted, out);
+      });
+    case attr::kServiceRecord:
+      return service(from, mad, requester);
     case attr::kSmInfoRecord:
       return answer_query<mad::SmInfoRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
         sm_info_records(*subnet_, requester, req, mk, out);
@@ -301,6 +309,44 @@ void SaAgent::mcmember(const fabric::MadAddress& from, std::span<const uint8_t> 
       records_.clear();
       for (const auto& r : groups_->get(requester, rec, mask, trusted)) add_record(r);
       return reply_records(from, mad, offset);
+    }
+    default:
+      return reply(from, mad, status::kMethodAttrUnsupported);
+  }
+}
+
+void SaAgent::service(const fabric::MadAddress& from, std::span<const uint8_t> mad,
+                      uint32_t requester) {
+  const mad::ConstSaBuffer sa = as_sa(mad);
+  const uint64_t mask = mad::sa_component_mask(sa);
+  const mad::ServiceRecord rec = mad::ServiceRecord::unpack(mad::sa_data(sa));
+  // ServiceKey is shown to trusted requesters only.
+  const bool show_key = mad::sa_sm_key(sa) != 0;
+  const auto hide = [&](mad::ServiceRecord& r) {
+    if (!show_key) r.service_key.fill(0);
+  };
+  const sim::Time now = sim_->now();
+  switch (mad[3]) {
+    case method::kSet:
+    case method::kDelete: {
+      mad::ServiceRecord answer;
+      const uint16_t st = mad[3] == method::kSet
+                              ? services_.set(*subnet_, requester, rec, mask, now, answer)
+                              : services_.remove(*subnet_, requester, rec, mask, now, answer);
+      if (st != status::kOk) return reply(from, mad, st);
+      hide(answer);
+      return reply(from, mad, status::kOk, packed(answer), mad::ServiceRecord::kAttributeOffset);
+    }
+    case method::kGet:
+    case method::kGetTable: {
+      std::vector<mad::ServiceRecord> found;
+      services_.get(*subnet_, requester, rec, mask, now, found);
+      records_.clear();
+      for (mad::ServiceRecord& r : found) {
+        hide(r);
+        add_record(r);
+      }
+      return reply_records(from, mad, mad::ServiceRecord::kAttributeOffset);
     }
     default:
       return reply(from, mad, status::kMethodAttrUnsupported);

@@ -33,6 +33,7 @@
 #include "sm/sa/inform_table.h"
 #include "sm/sa/mcast_groups.h"
 #include "sm/sa/rmpp_sender.h"
+#include "sm/sa/service_table.h"
 #include "sm/subnet.h"
 
 namespace ibfab::sm {
@@ -89,6 +90,7 @@ class SaAgent : public fabric::MadAgent {
 
   const SaMetrics& metrics() const { return metrics_; }
   const InformTable& informs() const { return informs_; }
+  ServiceTable& services() { return services_; }
   const RmppSender& rmpp() const { return rmpp_; }
   std::size_t reports_pending() const { return reports_.size(); }
   uint32_t agent_id() const { return id_; }
@@ -119,6 +121,7 @@ class SaAgent : public fabric::MadAgent {
                 bool trusted);
   void inform_info(const fabric::MadAddress& from, std::span<const uint8_t> mad,
                    uint32_t requester, bool trusted);
+  void service(const fabric::MadAddress& from, std::span<const uint8_t> mad, uint32_t requester);
   void report_resp(std::span<const uint8_t> mad);
   void report_timeout(uint32_t tid);
   void drop() { ++metrics_.dropped; }
@@ -131,6 +134,7 @@ class SaAgent : public fabric::MadAgent {
   uint32_t id_ = 0;
   bool serving_ = false;
   InformTable informs_;
+  ServiceTable services_;
   RmppSender rmpp_;
   std::map<uint32_t, PendingReport> reports_;  // by TID low 32 bits
   uint32_t next_report_tid_ = kFirstReportTid;
