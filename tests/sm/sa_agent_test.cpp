@@ -380,13 +380,7 @@ TEST_F(SaAgentTest, PathRecordAnswersKeepTheirBytes) {
 
 TEST_F(SaAgentTest, InformInfoSubscriptionThenReportForTrap66) {
   SaClient sub(fabric, h(4), lid(1));
-  mad::InformInfo ii;
-  ii.lid_range_begin = mad::inform_info::kAllLids;
-  ii.is_generic = 1;
-  ii.subscribe = mad::inform_info::kSubscribe;
-  ii.type = mad::inform_info::kAllTypes;
-  ii.trap_number = mad::trap_number::kMcGroupCreated;
-  ii.producer_type = mad::inform_info::kAllProducers;
+  mad::InformInfo ii = testing::trap_subscription(mad::trap_number::kMcGroupCreated);
   const std::optional<Mad> r = sub.request(SaClient::make(method::kSet, 0, ii));
   ASSERT_TRUE(r);
   EXPECT_EQ(mad::sa_method(sa(*r)), method::kGetResp);

@@ -105,13 +105,7 @@ TEST_F(SaRegistrations, ServiceLeaseExpiresInSimulatedTime) {
 }
 
 TEST_F(SaRegistrations, InformInfoRecordsListSubscriptions) {
-  mad::InformInfo ii;
-  ii.lid_range_begin = mad::inform_info::kAllLids;
-  ii.is_generic = 1;
-  ii.subscribe = mad::inform_info::kSubscribe;
-  ii.type = mad::inform_info::kAllTypes;
-  ii.trap_number = mad::trap_number::kMcGroupCreated;
-  ii.producer_type = mad::inform_info::kAllProducers;
+  mad::InformInfo ii = testing::trap_subscription(mad::trap_number::kMcGroupCreated);
   ASSERT_EQ(query(method::kSet, 0, ii)->status, st::kOk);
   ii.trap_number = mad::trap_number::kMcGroupDeleted;
   ASSERT_EQ(query(method::kSet, 0, ii)->status, st::kOk);
