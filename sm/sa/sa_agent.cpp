@@ -18,7 +18,9 @@
 #include "fabric/wire/rmpp_header.h"
 #include "sm/sa/link_records.h"
 #include "sm/sa/port_table_records.h"
-#include "sm/sa/sa_records.h"
+#include "sm/sa/node_records.h"
+#include "sm/sa/path_records.h"
+#include "sm/sa/port_info_records.h"
 #include "sm/sa/sm_info_records.h"
 #include "sm/sa/switch_records.h"
 
@@ -235,21 +237,15 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
       for (const auto& p : paths_) add_record(p);
       return reply_records(from, mad, mad::PathRecord::kAttributeOffset);
     }
-    case attr::kNodeRecord: {
-      if (!query) return reply(from, mad, status::kMethodAttrUnsupported);
-      records_.clear();
-      for (const auto& r : node_records(*subnet_, mad::NodeRecord::unpack(data), mask))
-        add_record(r);
-      return reply_records(from, mad, mad::NodeRecord::kAttributeOffset);
-    }
+    case attr::kNodeRecord:
+      return answer_query<mad::NodeRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        node_records(*subnet_, requester, req, mk, out);
+      });
     case attr::kPortInfoRecord: {
-      if (!query) return reply(from, mad, status::kMethodAttrUnsupported);
       const bool cap_match = (mad::sa_attribute_modifier(sa) & mad::kPirCapMaskMatchModifier) != 0;
-      records_.clear();
-      for (const auto& r :
-           port_info_records(*subnet_, mad::PortInfoRecord::unpack(data), mask, cap_match))
-        add_record(r);
-      return reply_records(from, mad, mad::PortInfoRecord::kAttributeOffset);
+      return answer_query<mad::PortInfoRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        port_info_records(*subnet_, requester, req, mk, cap_match, trusted, out);
+      });
     }
     case attr::kLinkRecord:
       return answer_query<mad::LinkRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {

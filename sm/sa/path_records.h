@@ -1,13 +1,10 @@
 #pragma once
-// PathRecord, NodeRecord and PortInfoRecord answers from the SM's view of
-// the subnet (sm/subnet.h), as pure functions. What the Subnet does not
-// carry is left zero (see the notes per function).
+// PathRecord answers from the SM's view of the subnet (sm/subnet.h), as a
+// pure function.
 #include <cstdint>
 #include <vector>
 
-#include "fabric/mad/sa/node_record.h"
 #include "fabric/mad/sa/path_record.h"
-#include "fabric/mad/sa/port_info_record.h"
 #include "sm/sa/mcast_groups.h"
 #include "sm/subnet.h"
 
@@ -32,23 +29,5 @@ namespace ibfab::sm {
 uint16_t path_records(const Subnet& subnet, const McastGroups& groups, uint32_t requester,
                       const mad::PathRecord& req, uint64_t mask, uint8_t packet_life,
                       std::vector<mad::PathRecord>& out);
-
-// One NodeRecord per end port (a CA port, a switch's port 0): LID,
-// NodeType, NodeGUID, PortGUID, LocalPortNum, Base/ClassVersion 1.
-// NumPorts, SystemImageGUID, PartitionCap, DeviceID, Revision, VendorID
-// and NodeDescription are not in the Subnet and stay zero/empty; masks on
-// them are ignored. Matched fields: LID, NodeType, NodeGUID, PortGUID,
-// LocalPortNum.
-std::vector<mad::NodeRecord> node_records(const Subnet& subnet, const mad::NodeRecord& req,
-                                          uint64_t mask);
-
-// One PortInfoRecord per end port: EndportLID, PortNum, and in PortInfo:
-// GidPrefix, LID, LMC, MasterSMLID, CapabilityMask (IsSM on the SM's
-// port only), LocalPortNum, NeighborMTU, PortState Active. Matched fields:
-// EndportLID, PortNum, LID, CapabilityMask (with `cap_mask_match`: only
-// the requested bits must be set).
-std::vector<mad::PortInfoRecord> port_info_records(const Subnet& subnet,
-                                                   const mad::PortInfoRecord& req, uint64_t mask,
-                                                   bool cap_mask_match);
 
 }  // namespace ibfab::sm

@@ -1,4 +1,4 @@
-#include "sm/sa/sa_records.h"
+#include "sm/sa/path_records.h"
 
 #include <algorithm>
 #include <optional>
@@ -12,7 +12,6 @@ namespace {
 
 namespace pr = mad::pr_comp;
 constexpr uint64_t kLinkLocalPrefix = 0xfe80000000000000ull;
-constexpr uint32_t kIsSm = 1u << 1;  // PortInfo:CapabilityMask.IsSM
 
 bool masked(uint64_t mask, uint64_t bits) { return (mask & bits) == bits; }
 
@@ -130,65 +129,6 @@ uint16_t path_records(const Subnet& s, const McastGroups& groups, uint32_t reque
     for (const SubnetPort& d : s.ports) to(&d);
   }
   return wire::mad_status::kOk;
-}
-
-std::vector<mad::NodeRecord> node_records(const Subnet& s, const mad::NodeRecord& req,
-                                          uint64_t mask) {
-  namespace nr = mad::nr_comp;
-  std::vector<mad::NodeRecord> out;
-  for (const SubnetPort& p : s.ports) {
-    mad::NodeRecord r;
-    r.lid = p.lid;
-    r.node_info.node_type = p.is_switch ? mad::NodeInfo::kTypeSwitch : mad::NodeInfo::kTypeCa;
-    r.node_info.node_guid = p.node_guid;
-    r.node_info.port_guid = p.guid;
-    r.node_info.local_port_num = p.port;
-    r.node_info.num_ports = p.num_ports;
-    r.node_info.system_image_guid = p.system_guid;
-    r.node_info.partition_cap = p.partition_cap;
-    r.node_info.device_id = p.device_id;
-    r.node_info.vendor_id = p.vendor_id;
-    r.node_description.text = p.description;
-    const mad::NodeInfo& q = req.node_info;
-    if ((mask & nr::kLid) && req.lid != r.lid) continue;
-    if ((mask & nr::kNodeType) && q.node_type != r.node_info.node_type) continue;
-    if ((mask & nr::kNodeGuid) && q.node_guid != r.node_info.node_guid) continue;
-    if ((mask & nr::kPortGuid) && q.port_guid != r.node_info.port_guid) continue;
-    if ((mask & nr::kLocalPortNum) && q.local_port_num != r.node_info.local_port_num) continue;
-    out.push_back(r);
-  }
-  return out;
-}
-
-std::vector<mad::PortInfoRecord> port_info_records(const Subnet& s,
-                                                   const mad::PortInfoRecord& req, uint64_t mask,
-                                                   bool cap_mask_match) {
-  namespace pir = mad::pir_comp;
-  std::vector<mad::PortInfoRecord> out;
-  for (const SubnetPort& p : s.ports) {
-    mad::PortInfoRecord r;
-    r.endport_lid = p.lid;
-    r.port_num = p.port;
-    mad::PortInfo& pi = r.port_info;
-    pi.gid_prefix = s.prefix;
-    pi.lid = p.lid;
-    pi.lmc = p.lmc;
-    pi.master_sm_lid = s.sm_lid;
-    pi.capability_mask = p.guid == s.sm_port_guid ? kIsSm : 0;
-    pi.local_port_num = p.port;
-    pi.neighbor_mtu = p.neighbor_mtu;
-    pi.port_state = 4;  // Active: the SM's view after a sweep
-    if ((mask & pir::kEndportLid) && req.endport_lid != r.endport_lid) continue;
-    if ((mask & pir::kPortNum) && req.port_num != r.port_num) continue;
-    if ((mask & pir::kLid) && req.port_info.lid != pi.lid) continue;
-    if (mask & pir::kCapabilityMask) {
-      const uint32_t want = req.port_info.capability_mask;
-      if (cap_mask_match ? (pi.capability_mask & want) != want : pi.capability_mask != want)
-        continue;
-    }
-    out.push_back(r);
-  }
-  return out;
 }
 
 }  // namespace ibfab::sm
