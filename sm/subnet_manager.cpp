@@ -50,6 +50,7 @@ SubnetManager::SubnetManager(fabric::Hca& hca, uint8_t port, SmOptions options)
       options_.mcast_batch);
   groups_ = std::make_unique<McastGroups>(subnet_, *mcast_, options_.groups);
   sa_ = std::make_unique<SaAgent>(hca, port, subnet_, *groups_);
+  sa_->set_mft_view(mcast_.get());
   SmInfoAgent::Handlers h;
   h.info = [this] { return sm_info(); };
   h.set = [this](uint32_t modifier, const mad::SmInfo& from) { return on_sm_info_set(modifier, from); };

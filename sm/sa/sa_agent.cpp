@@ -259,6 +259,10 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
       return answer_query<mad::LftRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
         lft_records(*subnet_, requester, req, mk, out);
       });
+    case attr::kMulticastForwardingTableRecord:
+      return answer_query<mad::MftRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        if (mfts_) mft_records(*subnet_, *mfts_, requester, req, mk, out);
+      });
     case attr::kPKeyTableRecord:
       // P_KeyTableRecords go to trusted requesters only.
       if (query && mad::sa_sm_key(sa) != options_.sa_key) return reply(from, mad, status::kSaReqInvalid);

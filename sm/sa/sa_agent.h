@@ -32,6 +32,7 @@
 #include "sim/simulator.h"
 #include "sm/sa/inform_table.h"
 #include "sm/sa/mcast_groups.h"
+#include "sm/sa/mft_view.h"
 #include "sm/sa/rmpp_sender.h"
 #include "sm/sa/service_table.h"
 #include "sm/subnet.h"
@@ -73,6 +74,9 @@ class SaAgent : public fabric::MadAgent {
   // The SM is master and its sweep is done (true), or not (false: every
   // request is dropped). Turning it on creates missing well-known groups.
   void set_serving(bool on);
+  // Where MulticastForwardingTableRecords come from (none: no record).
+  // Must outlive the agent.
+  void set_mft_view(const MftView* mfts) { mfts_ = mfts; }
   bool serving() const { return serving_; }
 
   void on_mad(fabric::Port& port, const fabric::MadAddress& from,
@@ -133,6 +137,7 @@ class SaAgent : public fabric::MadAgent {
   SaOptions options_;
   uint32_t id_ = 0;
   bool serving_ = false;
+  const MftView* mfts_ = nullptr;
   InformTable informs_;
   ServiceTable services_;
   RmppSender rmpp_;

@@ -63,4 +63,36 @@ void lft_records(const Subnet& s, uint32_t requester, const mad::LftRecord& req,
   });
 }
 
+void mft_records(const Subnet& s, const MftView& mfts, uint32_t requester, const mad::MftRecord& req,
+                 uint64_t mask, std::vector<mad::MftRecord>& out) {
+  out.clear();
+  each_visible_switch(s, requester, [&](const SubnetNode& n, const SubnetPort& port0) {
+    if ((mask & mad::mftr_comp::kLid) && !in_range(port0, req.lid)) return;
+    const uint16_t top = mfts.mft_top(n.info.node_guid);
+    if (top < mad::MulticastForwardingTable::kMulticastLidBase) return;
+    const auto last_block = static_cast<uint16_t>((top - mad::MulticastForwardingTable::kMulticastLidBase) /
+                                                  mad::MulticastForwardingTable::kEntriesPerBlock);
+    const auto last_position = static_cast<uint8_t>((n.info.num_ports + 1u + 15u) / 16u - 1u);
+    uint16_t b0 = 0, b1 = last_block;
+    uint8_t p0 = 0, p1 = last_position;
+    if (mask & mad::mftr_comp::kBlock) {
+      if (req.block > last_block) return;
+      b0 = b1 = req.block;
+    }
+    if (mask & mad::mftr_comp::kPosition) {
+      if (req.position > last_position) return;
+      p0 = p1 = req.position;
+    }
+    for (uint32_t b = b0; b <= b1; ++b)
+      for (uint32_t p = p0; p <= p1; ++p) {
+        mad::MftRecord r;
+        r.lid = port0.lid;
+        r.block = static_cast<uint16_t>(b);
+        r.position = static_cast<uint8_t>(p);
+        r.mft = mfts.mft_block(n.info.node_guid, mad::MftAddress{r.block, r.position});
+        out.push_back(r);
+      }
+  });
+}
+
 }  // namespace ibfab::sm

@@ -11,11 +11,19 @@
 // LinearForwardingTableRecord: one record per block 0 .. LinearFDBTop / 64
 // (BlockNum masked: that block only, none past the top), the entries as
 // programmed (0xFF: no route). LID masked: within the switch's LID range.
+//
+// MulticastForwardingTableRecord: for a switch with multicast entries, one
+// record per (block, position) from block 0 to the block of its highest
+// MLID and position 0 to the one of its highest port (BlockNum or Position
+// masked: that one only, none past the last), the content the SM wants
+// there (mft_view.h). LID masked: within the switch's LID range.
 #include <cstdint>
 #include <vector>
 
 #include "fabric/mad/sa/lft_record.h"
+#include "fabric/mad/sa/mft_record.h"
 #include "fabric/mad/sa/switch_info_record.h"
+#include "sm/sa/mft_view.h"
 #include "sm/subnet.h"
 
 namespace ibfab::sm {
@@ -26,5 +34,7 @@ void switch_info_records(const Subnet& subnet, uint32_t requester,
                          std::vector<mad::SwitchInfoRecord>& out);
 void lft_records(const Subnet& subnet, uint32_t requester, const mad::LftRecord& req,
                  uint64_t mask, std::vector<mad::LftRecord>& out);
+void mft_records(const Subnet& subnet, const MftView& mfts, uint32_t requester,
+                 const mad::MftRecord& req, uint64_t mask, std::vector<mad::MftRecord>& out);
 
 }  // namespace ibfab::sm

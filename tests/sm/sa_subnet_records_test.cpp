@@ -12,6 +12,8 @@
 #include "fabric/mad/sa/guid_info_record.h"
 #include "fabric/mad/sa/lft_record.h"
 #include "fabric/mad/sa/link_record.h"
+#include "fabric/mad/sa/mcmember_record.h"
+#include "fabric/mad/sa/mft_record.h"
 #include "fabric/mad/sa/pkey_table_record.h"
 #include "fabric/mad/sa/sm_info_record.h"
 #include "fabric/mad/sa/switch_info_record.h"
@@ -209,6 +211,55 @@ TEST_F(SaOnFabric, SmInfoRecordOfTheMaster) {
   const auto none = query(method::kGet, mad::smir_comp::kSmState, q);
   ASSERT_TRUE(none);
   EXPECT_EQ(none->status, st::kSaNoRecords);
+}
+
+}  // namespace
+}  // namespace ibfab::sm
+
+namespace ibfab::sm {
+namespace {
+
+using testing::SaOnFabric;
+namespace method = wire::mad_method;
+namespace st = wire::mad_status;
+
+TEST_F(SaOnFabric, MftRecordsAreWhatTheSwitchesHold) {
+  EXPECT_EQ(query(method::kGetTable, 0, mad::MftRecord{})->count(), 0u) << "no group has members yet";
+  // Three hosts join one new group (not H2, whose QP1 the fixture's client holds).
+  mad::McMemberRecord m;
+  m.mgid = *wire::Gid::parse("ff15::1234");
+  m.q_key = 0x11111111;
+  m.p_key = 0xFFFF;
+  m.join_state = 1;
+  for (int host : {3, 5, 7}) {
+    testing::SaClient c(fabric, h(host), sm.own_lid());
+    m.port_gid = wire::Gid::from(sm.subnet().prefix, h(host).port(1).guid());
+    const auto join = testing::ask(c, testing::SaClient::make(method::kSet, mad::mcm_comp::kCreateRequiredMask, m));
+    ASSERT_TRUE(join);
+    ASSERT_EQ(join->status, st::kOk);
+  }
+  sim.run();
+  const auto a = query(method::kGetTable, 0, mad::MftRecord{});
+  ASSERT_TRUE(a);
+  ASSERT_GT(a->count(), 0u);
+  std::size_t with_ports = 0;
+  for (std::size_t k = 0; k < a->count(); ++k) {
+    const auto r = a->record<mad::MftRecord>(k);
+    const fabric::Port* p0 = port_by_lid(r.lid);
+    ASSERT_NE(p0, nullptr);
+    ASSERT_TRUE(p0->node().is_switch());
+    const auto& sw = static_cast<const fabric::Switch&>(p0->node());
+    EXPECT_LE(r.position, sw.num_ports() / 16);
+    for (uint16_t e = 0; e < 32; ++e) {
+      const auto mlid = static_cast<uint16_t>(0xC000 + r.block * 32 + e);
+      EXPECT_EQ(r.mft.port_mask[e], sw.mft(mlid, r.position)) << sw.name() << " MLID " << mlid;
+      with_ports += r.mft.port_mask[e] != 0;
+    }
+  }
+  EXPECT_GT(with_ports, 0u) << "the group's tree shows";
+  mad::MftRecord q;
+  q.position = 15;
+  EXPECT_EQ(query(method::kGet, mad::mftr_comp::kPosition, q)->status, st::kSaNoRecords) << "past the last position";
 }
 
 }  // namespace
