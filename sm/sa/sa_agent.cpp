@@ -39,8 +39,8 @@ bool known_attribute(uint16_t a) {
     case attr::kLinearForwardingTableRecord: case attr::kMulticastForwardingTableRecord:
     case attr::kSmInfoRecord: case attr::kLinkRecord: case attr::kGuidInfoRecord:
     case attr::kServiceRecord: case attr::kPKeyTableRecord: case attr::kPathRecord:
-    case attr::kMcMemberRecord: case attr::kTraceRecord: case attr::kMultiPathRecord:
-    case attr::kInformInfoRecord:
+    case attr::kMcMemberRecord: case attr::kMultiPathRecord: case attr::kInformInfoRecord:
+    case attr::kSlToVlTableRecord: case attr::kVlArbitrationTableRecord:
       return true;
     default:
       return false;
@@ -84,7 +84,7 @@ SaAgent::SaAgent(fabric::Hca& hca, uint8_t port, const Subnet& subnet, McastGrou
   spec.mgmt_class = mad::kSaClass;
   spec.class_version = mad::kSaClassVersion;
   for (uint8_t m : {method::kGet, method::kSet, method::kGetTable, method::kDelete,
-                    method::kGetMulti, method::kGetTraceTable})
+                    method::kGetMulti})
     spec.methods[m / 64] |= uint64_t{1} << (m % 64);
   id_ = hca.register_agent(spec, this);
   if (id_ == 0) throw std::runtime_error("ibfab: the SA class is already taken on this port");

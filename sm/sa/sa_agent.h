@@ -2,23 +2,32 @@
 // The Subnet Administrator: a MAD agent for class 0x03 version 2 on the
 // SM's HCA port (QP1), answering as OpenSM does (SA-MULTICAST.md 3, 6, 7).
 //
-// Gate, in order: only while serving (the SM is master and has swept);
-// SM_Key other than 0 and the SA key -> silent drop; a requester LID the
-// SM does not know -> no reply; an attribute OpenSM does not know -> silent
-// drop; a known attribute with a method it does not take -> 0x000C
-// (ClassPortInfo: 0x0200). Attributes OpenSM knows but this SA does not
-// implement (ServiceRecord, LinkRecord, ...) are answered 0x000C rather
-// than dropped, so that tools fail fast instead of timing out.
+// Gate, in order (OpenSM 3.3.23's osm_sa_mad_ctrl.c): only while serving
+// (the SM is master and has swept); SM_Key other than 0 and the SA key ->
+// silent drop; a requester LID the SM does not know -> no reply; an
+// attribute OpenSM's SA does not dispatch (TraceRecord among them) ->
+// silent drop; a known attribute with a method it does not take -> 0x000C
+// (ClassPortInfo: 0x0200). The agent takes Get, Set, GetTable, Delete and
+// GetMulti, as OpenSM registers them; GetTraceTable is not taken (the HCA's
+// MAD layer then answers nothing, as the kernel does for a method no agent
+// registered other than Get and Set).
 //
+// Each attribute's query logic is a pure function or table of its own
+// (path_records.h, node_records.h, port_info_records.h, link_records.h,
+// switch_records.h, port_table_records.h, sm_info_records.h,
+// service_table.h, inform_table.h, mcast_groups.h); this class dispatches.
 // Answered: MCMemberRecord (Set -> 0x81, Delete -> 0x95, Get, GetTable),
-// PathRecord, NodeRecord, PortInfoRecord (Get, GetTable), ClassPortInfo
-// (Get), InformInfo (Set). Get with no record -> 0x0300, with more than
-// one -> 0x0400; GetTable always answers through RMPP (rmpp_sender.h),
-// with AttributeOffset 0 when there is no record. Errors echo the request
-// with the status set. Reports for traps 64..67 go to matching InformInfo
-// subscribers, TIDs from 0x02DAB000, resent every `report_timeout` until a
-// ReportResp (0x86) with the same TID arrives, at most `report_retries`
-// times.
+// ServiceRecord (Set, Delete, Get, GetTable), InformInfo (Set),
+// ClassPortInfo (Get), and Get/GetTable of PathRecord, NodeRecord,
+// PortInfoRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,
+// MulticastForwardingTableRecord, P_KeyTableRecord (trusted requests only,
+// else 0x0200), GuidInfoRecord, SMInfoRecord and InformInfoRecord. Get with
+// no record -> 0x0300, with more than one -> 0x0400; GetTable always
+// answers through RMPP (rmpp_sender.h), with AttributeOffset 0 when there
+// is no record. Errors echo the request with the status set. Reports for
+// traps 64..67 go to matching InformInfo subscribers, TIDs from 0x02DAB000,
+// resent every `report_timeout` until a ReportResp (0x86) with the same TID
+// arrives, at most `report_retries` times.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -62,7 +71,7 @@ class SaAgent : public fabric::MadAgent {
   static constexpr uint32_t kFirstReportTid = 0x02DAB000;
 
   // Registers on hca:port for class 0x03 version 2 (Get, Set, GetTable,
-  // Delete, GetMulti, GetTraceTable); throws std::runtime_error if another
+  // Delete, GetMulti); throws std::runtime_error if another
   // agent has them. Installs itself as `groups.on_trap`. The HCA, subnet
   // and groups must outlive the agent.
   SaAgent(fabric::Hca& hca, uint8_t port, const Subnet& subnet, McastGroups& groups,
