@@ -8,6 +8,7 @@
 #include "fabric/mad/sa/inform_info.h"
 #include "fabric/mad/sa/inform_info_record.h"
 #include "fabric/mad/sa/mcmember_record.h"
+#include "fabric/mad/sa/multi_path_record.h"
 #include "fabric/mad/sa/node_record.h"
 #include "fabric/mad/sa/path_record.h"
 #include "fabric/mad/sa/port_info_record.h"
@@ -17,6 +18,7 @@
 #include "fabric/model/fabric.h"
 #include "fabric/wire/rmpp_header.h"
 #include "sm/sa/link_records.h"
+#include "sm/sa/multi_path_records.h"
 #include "sm/sa/port_table_records.h"
 #include "sm/sa/node_records.h"
 #include "sm/sa/path_records.h"
@@ -34,7 +36,7 @@ using wire::RmppHeader;
 
 bool known_attribute(uint16_t a) {
   switch (a) {
-    case attr::kClassPortInfo: case attr::kNotice: case attr::kInformInfo:
+    case attr::kClassPortInfo: case attr::kInformInfo:
     case attr::kNodeRecord: case attr::kPortInfoRecord: case attr::kSwitchInfoRecord:
     case attr::kLinearForwardingTableRecord: case attr::kMulticastForwardingTableRecord:
     case attr::kSmInfoRecord: case attr::kLinkRecord: case attr::kGuidInfoRecord:
@@ -126,12 +128,32 @@ void SaAgent::handle(const fabric::MadAddress& from, std::span<const uint8_t> ma
     const uint8_t type = mad[RmppHeader::kOffset + 1];
     if (type == RmppHeader::kTypeAck || type == RmppHeader::kTypeStop ||
         type == RmppHeader::kTypeAbort)
-      rmpp_.on_rmpp(from.lid, mad);
-    else
-      drop();  // multi-segment requests are not taken
-    return;
+      return static_cast<void>(rmpp_.on_rmpp(from.lid, mad));
+    // A request sent by RMPP (GetMulti): one segment is taken, ACKed as
+    // the receiving MAD layer does; longer ones are dropped.
+    const uint8_t whole = RmppHeader::kFlagActive | RmppHeader::kFlagFirst | RmppHeader::kFlagLast;
+    if (type != RmppHeader::kTypeData || rmpp_flags != whole ||
+        wire::load_be32(&mad[RmppHeader::kOffset + 4]) != 1)
+      return drop();
+    ack_request(from, mad);
   }
   request(from, mad);
+}
+
+void SaAgent::ack_request(const fabric::MadAddress& to, std::span<const uint8_t> req) {
+  Mad ack;
+  std::memcpy(ack.data(), req.data(), wire::kMadSize);
+  ack[3] = static_cast<uint8_t>(req[3] ^ method::kResponseBit);
+  RmppHeader h;
+  h.version = RmppHeader::kVersion;
+  h.type = RmppHeader::kTypeAck;
+  h.flags = RmppHeader::kFlagActive;
+  h.data1 = 1;  // the segment received
+  h.data2 = 1;  // NewWindowLast
+  wire::Writer w(std::span<uint8_t>(ack).subspan(RmppHeader::kOffset, RmppHeader::kSize));
+  h.pack(w);
+  std::fill(ack.begin() + RmppHeader::kOffset + RmppHeader::kSize, ack.end(), uint8_t{0});
+  send(to, ack);
 }
 
 void SaAgent::reply(const fabric::MadAddress& to, std::span<const uint8_t> req, uint16_t st,
@@ -174,18 +196,19 @@ void SaAgent::add_record(const R& r) {
 }
 
 void SaAgent::reply_records(const fabric::MadAddress& to, std::span<const uint8_t> req,
-                            uint16_t attr_offset) {
+                            uint16_t attr_offset, std::optional<uint16_t> attribute) {
   const std::size_t count = records_.size() / (std::size_t{attr_offset} * 8);
   if (req[3] == method::kGet) {
     if (count == 0) return reply(to, req, status::kSaNoRecords);
     if (count > 1) return reply(to, req, status::kSaTooManyRecords);
     return reply(to, req, status::kOk, records_, attr_offset);
   }
-  // GetTable: the records back to back, through RMPP.
+  // GetTable (and GetMulti): the records back to back, through RMPP.
   Mad head;
   std::memcpy(head.data(), req.data(), wire::kMadSize);
   mad::SaBuffer b(head.data(), wire::kMadSize);
-  mad::set_sa_method(b, method::kGetTableResp);
+  mad::set_sa_method(b, response_method(req[3]));
+  if (attribute) mad::set_sa_attribute_id(b, *attribute);
   mad::set_sa_status(b, status::kOk);
   mad::set_sa_sm_key(b, 0);
   mad::set_sa_attribute_offset(b, count == 0 ? 0 : attr_offset);
@@ -231,7 +254,7 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
     case attr::kPathRecord: {
       if (!query) return reply(from, mad, status::kMethodAttrUnsupported);
       const uint16_t st = path_records(*subnet_, *groups_, requester, mad::PathRecord::unpack(data),
-                                       mask, options_.path_packet_life, paths_);
+                                       mask, options_.path_packet_life, paths_, m == method::kGet);
       if (st != status::kOk) return reply(from, mad, st);
       records_.clear();
       for (const auto& p : paths_) add_record(p);
@@ -259,6 +282,8 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
       return answer_query<mad::LftRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
         lft_records(*subnet_, requester, req, mk, out);
       });
+    case attr::kMultiPathRecord:
+      return multi_path(from, mad, requester);
     case attr::kMulticastForwardingTableRecord:
       return answer_query<mad::MftRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
         if (mfts_) mft_records(*subnet_, *mfts_, requester, req, mk, out);
@@ -313,6 +338,21 @@ void SaAgent::mcmember(const fabric::MadAddress& from, std::span<const uint8_t> 
     default:
       return reply(from, mad, status::kMethodAttrUnsupported);
   }
+}
+
+void SaAgent::multi_path(const fabric::MadAddress& from, std::span<const uint8_t> mad,
+                         uint32_t requester) {
+  const mad::ConstSaBuffer sa = as_sa(mad);
+  if (!(mad[RmppHeader::kOffset + 2] & RmppHeader::kFlagActive))
+    return reply(from, mad, status::kSaReqInvalid);
+  if (mad[3] != method::kGetMulti) return reply(from, mad, status::kMethodAttrUnsupported);
+  const uint16_t st =
+      multi_path_records(*subnet_, *groups_, requester, mad::MultiPathRecord::unpack(mad::sa_data(sa)),
+                         mad::sa_component_mask(sa), options_.path_packet_life, paths_);
+  if (st != status::kOk) return reply(from, mad, st);
+  records_.clear();
+  for (const auto& p : paths_) add_record(p);
+  return reply_records(from, mad, mad::PathRecord::kAttributeOffset, mad::PathRecord::kAttributeId);
 }
 
 void SaAgent::service(const fabric::MadAddress& from, std::span<const uint8_t> mad,

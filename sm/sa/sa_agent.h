@@ -127,8 +127,12 @@ class SaAgent : public fabric::MadAgent {
   template <class R>
   void add_record(const R& r);
   // Answers a Get or GetTable with the records in records_.
+  // `attribute`: the answer's AttributeID when it is not the request's.
   void reply_records(const fabric::MadAddress& to, std::span<const uint8_t> req,
-                     uint16_t attr_offset);
+                     uint16_t attr_offset, std::optional<uint16_t> attribute = std::nullopt);
+  // ACKs a single-segment RMPP request (segment 1, NewWindowLast 1).
+  void ack_request(const fabric::MadAddress& to, std::span<const uint8_t> req);
+  void multi_path(const fabric::MadAddress& from, std::span<const uint8_t> mad, uint32_t requester);
   void request(const fabric::MadAddress& from, std::span<const uint8_t> mad);
   void mcmember(const fabric::MadAddress& from, std::span<const uint8_t> mad, uint32_t requester,
                 bool trusted);

@@ -44,6 +44,10 @@ TEST_F(SaBadQueries, WhatOpenSmDropsIsNotAnswered) {
   // GetTraceTable: no agent takes the method.
   Mad gtt = SaClient::make(method::kGetTraceTable, 0, mad::PathRecord{});
   EXPECT_FALSE(raw(gtt)) << "GetTraceTable";
+  // Notice: sent in Reports, not dispatched as a request.
+  Mad notice = SaClient::make(method::kGet, 0, mad::NodeRecord{});
+  wire::store_be16(&notice[16], 0x0002);
+  EXPECT_FALSE(raw(notice)) << "Notice";
   // An attribute ID no SA knows.
   Mad unknown = SaClient::make(method::kGet, 0, mad::NodeRecord{});
   wire::store_be16(&unknown[16], 0x00AB);

@@ -14,6 +14,7 @@
 #include "fabric/mad/sa/link_record.h"
 #include "fabric/mad/sa/mcmember_record.h"
 #include "fabric/mad/sa/mft_record.h"
+#include "fabric/mad/sa/path_record.h"
 #include "fabric/mad/sa/pkey_table_record.h"
 #include "fabric/mad/sa/sm_info_record.h"
 #include "fabric/mad/sa/switch_info_record.h"
@@ -260,6 +261,45 @@ TEST_F(SaOnFabric, MftRecordsAreWhatTheSwitchesHold) {
   mad::MftRecord q;
   q.position = 15;
   EXPECT_EQ(query(method::kGet, mad::mftr_comp::kPosition, q)->status, st::kSaNoRecords) << "past the last position";
+}
+
+}  // namespace
+}  // namespace ibfab::sm
+
+namespace ibfab::sm {
+namespace {
+
+using testing::SaOnFabric;
+namespace method = wire::mad_method;
+namespace st = wire::mad_status;
+
+// PathRecords walk the SM's routes: every end port (switches included)
+// reaches every other, with the MTU and rate of the ports crossed.
+TEST_F(SaOnFabric, PathRecordsWalkTheRoutes) {
+  const auto all = query(method::kGetTable, 0, mad::PathRecord{});
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->status, st::kOk);
+  std::size_t end_ports = 0;
+  for (uint32_t i = 0; i < fabric.node_count(); ++i)
+    end_ports += fabric.node(i).is_switch() ? 1 : fabric.node(i).num_ports();
+  EXPECT_EQ(all->count(), end_ports * end_ports) << "every source to every destination";
+  const uint8_t host_rate = h(3).port(1).link()->rate().sa_rate();
+  for (std::size_t k = 0; k < all->count(); ++k) {
+    const auto p = all->record<mad::PathRecord>(k);
+    const fabric::Port* s = port_by_lid(p.slid);
+    const fabric::Port* d = port_by_lid(p.dlid);
+    ASSERT_TRUE(s && d);
+    EXPECT_EQ(p.mtu, std::min(s->mtu_cap, d->mtu_cap)) << p.slid << "->" << p.dlid;
+    if (!s->node().is_switch() && !d->node().is_switch())
+      EXPECT_EQ(p.rate, host_rate) << p.slid << "->" << p.dlid;
+    EXPECT_EQ(p.packet_life_time, s == d ? 0 : 0x12);
+  }
+  // A switch to itself: one path, lifetime 0.
+  mad::PathRecord q;
+  q.slid = q.dlid = switches()[0]->port(0).lid;
+  const auto self = query(method::kGet, mad::pr_comp::kSlid | mad::pr_comp::kDlid, q);
+  ASSERT_TRUE(self);
+  EXPECT_EQ(self->status, st::kOk);
 }
 
 }  // namespace

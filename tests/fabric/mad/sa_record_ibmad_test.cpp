@@ -12,6 +12,7 @@
 #include "fabric/mad/sa/guid_info_record.h"
 #include "fabric/mad/sa/inform_info.h"
 #include "fabric/mad/sa/mcmember_record.h"
+#include "fabric/mad/sa/multi_path_record.h"
 #include "fabric/mad/sa/node_record.h"
 #include "fabric/mad/sa/path_record.h"
 #include "fabric/mad/sa/port_info_record.h"
@@ -364,6 +365,34 @@ TEST(SaRecordIbmad, GuidInfoRecord) {
       IBFAB_FIELD(T, IB_SA_GIR_GUID6_F, 64, guid_info.guid[6]),
       IBFAB_FIELD(T, IB_SA_GIR_GUID7_F, 64, guid_info.guid[7]),
   });
+}
+
+}  // namespace
+}  // namespace ibfab::mad
+
+namespace ibfab::mad {
+namespace {
+
+// libibmad knows NumbPath, SGIDCount, DGIDCount and the first GID.
+TEST(SaRecordIbmad, MultiPathRecord) {
+  using T = MultiPathRecord;
+  MultiPathRecord m;
+  m.numb_path = 0x55;
+  m.sgid_count = 0xA1;
+  m.dgid_count = 0x1B;
+  m.gids[0] = gid_counting(0x30);
+  m.service_id = 0x0102030405060708ull;
+  std::array<uint8_t, 256> buf{};
+  m.pack(std::span<uint8_t>(buf).first(T::kSize));
+  EXPECT_EQ(mad_get_field(buf.data(), 0, IB_SA_MP_NPATH_F), 0x55u);
+  EXPECT_EQ(mad_get_field(buf.data(), 0, IB_SA_MP_NSRC_F), 0xA1u);
+  EXPECT_EQ(mad_get_field(buf.data(), 0, IB_SA_MP_NDEST_F), 0x1Bu);
+  expect_gid_field(buf.data(), IB_SA_MP_GID0_F, m.gids[0], "SDGID[0]");
+  // ServiceID straddles: its top byte at 13, the rest at 17..23.
+  EXPECT_EQ(buf[13], 0x01);
+  EXPECT_EQ(buf[17], 0x02);
+  EXPECT_EQ(buf[23], 0x08);
+  EXPECT_EQ(T::unpack(std::span<const uint8_t>(buf).first(T::kSize)), m);
 }
 
 }  // namespace
