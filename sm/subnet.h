@@ -90,13 +90,28 @@ struct Subnet {
   std::vector<SubnetSm> sms;
   uint8_t lmc = 0;  // the LMC given to CA ports
 
-  // Indices into `nodes` in ascending node GUID order (the order OpenSM's
-  // SA walks its node and switch tables in).
-  std::vector<uint32_t> nodes_in_guid_order() const {
+  // OpenSM's SA walks its node, switch and port tables in key order, and
+  // the keys are GUIDs as stored on the wire (big-endian): on the
+  // little-endian hosts it runs on, that is the order of the byte-reversed
+  // GUID. table_key gives that order; the two lists below follow it.
+  static uint64_t table_key(uint64_t guid) { return __builtin_bswap64(guid); }
+  // Indices into `nodes`, in OpenSM's node table order.
+  std::vector<uint32_t> nodes_in_table_order() const {
     std::vector<uint32_t> v(nodes.size());
     for (uint32_t i = 0; i < v.size(); ++i) v[i] = i;
-    std::sort(v.begin(), v.end(),
-              [&](uint32_t a, uint32_t b) { return nodes[a].info.node_guid < nodes[b].info.node_guid; });
+    std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
+      return table_key(nodes[a].info.node_guid) < table_key(nodes[b].info.node_guid);
+    });
+    return v;
+  }
+  // The end ports, in OpenSM's port table order.
+  std::vector<const SubnetPort*> ports_in_table_order() const {
+    std::vector<const SubnetPort*> v;
+    v.reserve(ports.size());
+    for (const SubnetPort& p : ports) v.push_back(&p);
+    std::sort(v.begin(), v.end(), [](const SubnetPort* a, const SubnetPort* b) {
+      return table_key(a->guid) < table_key(b->guid);
+    });
     return v;
   }
 

@@ -85,7 +85,7 @@ void link_records(const Subnet& s, uint32_t requester, const mad::LinkRecord& re
     else
       for (uint8_t dp = 1; dp < ports_of(dst); ++dp) q.link(-1, 0, dst, dp);
   } else {
-    for (const uint32_t n : s.nodes_in_guid_order())
+    for (const uint32_t n : s.nodes_in_table_order())
       for (uint8_t sp = 1; sp < ports_of(static_cast<int32_t>(n)); ++sp)
         q.link(static_cast<int32_t>(n), sp, -1, 0);
   }

@@ -6,7 +6,8 @@
 //   range) is the source / destination node; an unknown LID gives no
 //   record. With both, every (source port, destination port) pair that is
 //   cabled; with one, that node's ports (only FromPort / ToPort when
-//   masked); with neither, every port of every node, in node GUID order.
+//   masked); with neither, every port of every node, in OpenSM's node
+//   table order (Subnet::table_key).
 // - A record needs the two ends and the requester to share P_Keys pairwise
 //   (pkey_rules.h), and the masked FromPort, ToPort, FromLID and ToLID to
 //   match (LIDs compared as base LIDs, under the LMC mask).

@@ -40,7 +40,7 @@ void node_records(const Subnet& s, uint32_t requester, const mad::NodeRecord& re
   out.clear();
   if (requester >= s.ports.size()) return;
   const SubnetPort& rp = s.ports[requester];
-  for (const uint32_t idx : s.nodes_in_guid_order()) {
+  for (const uint32_t idx : s.nodes_in_table_order()) {
     const SubnetNode& n = s.nodes[idx];
     if (!node_matches(n, req, mask)) continue;
     const std::size_t first = n.is_switch() ? 0 : 1;

@@ -1,7 +1,8 @@
 #pragma once
 // NodeRecord answers (OpenSM 3.3.23 osm_sa_node_record.c) from the SM's
-// view of the subnet: nodes in node GUID order; a switch gives one record
-// (port 0), a CA one per port the SM knows.
+// view of the subnet: nodes in OpenSM's node table order
+// (Subnet::table_key); a switch gives one record (port 0), a CA one per
+// port the SM knows.
 //
 // - Node-wide fields masked must equal the node's NodeInfo as discovered:
 //   NodeGUID, SystemImageGUID, BaseVersion, ClassVersion, NodeType,

@@ -192,14 +192,10 @@ uint16_t path_records(const Subnet& s, const McastGroups& groups, uint32_t reque
   }
 
   // Without a source, every port is one (OpenSM's "world" and "half"
-  // cases): destinations outer, sources inner, both in port GUID order.
+  // cases): destinations outer, sources inner, both in OpenSM's port table
+  // order (Subnet::table_key).
   std::vector<const SubnetPort*> by_guid;
-  if (!(mask & (pr::kSgid | pr::kSlid)) || !(mask & (pr::kDgid | pr::kDlid))) {
-    by_guid.reserve(s.ports.size());
-    for (const SubnetPort& p : s.ports) by_guid.push_back(&p);
-    std::sort(by_guid.begin(), by_guid.end(),
-              [](const SubnetPort* a, const SubnetPort* b) { return a->guid < b->guid; });
-  }
+  if (!(mask & (pr::kSgid | pr::kSlid)) || !(mask & (pr::kDgid | pr::kDlid))) by_guid = s.ports_in_table_order();
   const auto done = [&] { return first_only && !out.empty(); };
   const auto to = [&](const SubnetPort* d) {
     if (!d) return;

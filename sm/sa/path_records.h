@@ -16,7 +16,7 @@ namespace ibfab::sm {
 // - source: masked SGID, else masked SLID, else every end port (the
 //   requester for a multicast DGID); the destination: masked DGID, else
 //   masked DLID, else every end port; destinations outer, sources inner,
-//   each in port GUID order, as OpenSM walks them;
+//   each in OpenSM's port table order (Subnet::table_key);
 // - a multicast DGID gives one record from the group (DLID = MLID, the
 //   group's P_Key, SL, FlowLabel, TClass, HopLimit, MTU, Rate, PLT) if the
 //   requester holds the group's P_Key;

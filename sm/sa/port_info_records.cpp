@@ -127,7 +127,7 @@ void port_info_records(const Subnet& s, uint32_t requester, const mad::PortInfoR
     if (n) ports_of(s, *n, rp, req, mask, cap_mask_match, trusted, out);
     return;
   }
-  for (const uint32_t i : s.nodes_in_guid_order())
+  for (const uint32_t i : s.nodes_in_table_order())
     ports_of(s, s.nodes[i], rp, req, mask, cap_mask_match, trusted, out);
 }
 

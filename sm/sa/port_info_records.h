@@ -1,9 +1,9 @@
 #pragma once
 // PortInfoRecord answers (OpenSM 3.3.23 osm_sa_portinfo_record.c) from the
 // SM's view of the subnet: every port whose PortInfo the SM read (all ports
-// of a switch, 0 included; the known ports of a CA), in node GUID then port
-// order, or only the ports of the node owning a masked EndportLID / LID
-// (unknown: none).
+// of a switch, 0 included; the known ports of a CA), in OpenSM's node table
+// order (Subnet::table_key) then port order, or only the ports of the node
+// owning a masked EndportLID / LID (unknown: none).
 //
 // - PortNum masked: that port only. The port must share a P_Key with the
 //   requester.

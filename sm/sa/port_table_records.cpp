@@ -62,12 +62,7 @@ void pkey_table_records(const Subnet& s, uint32_t requester, const mad::PKeyTabl
     if (const SubnetPort* p = s.by_lid(req.lid)) pkey_of_port(s, rp, *p, req, mask, out);
     return;
   }
-  std::vector<const SubnetPort*> by_guid;
-  by_guid.reserve(s.ports.size());
-  for (const SubnetPort& p : s.ports) by_guid.push_back(&p);
-  std::sort(by_guid.begin(), by_guid.end(),
-            [](const SubnetPort* a, const SubnetPort* b) { return a->guid < b->guid; });
-  for (const SubnetPort* p : by_guid) pkey_of_port(s, rp, *p, req, mask, out);
+  for (const SubnetPort* p : s.ports_in_table_order()) pkey_of_port(s, rp, *p, req, mask, out);
 }
 
 void guid_info_records(const Subnet& s, uint32_t requester, const mad::GuidInfoRecord& req,
@@ -84,7 +79,7 @@ void guid_info_records(const Subnet& s, uint32_t requester, const mad::GuidInfoR
   }
   for (unsigned k = 1; k < 8; ++k)
     if ((mask & (gi::kGid0 << k)) && req.guid_info.guid[k] != 0) return;
-  for (const uint32_t i : s.nodes_in_guid_order()) {
+  for (const uint32_t i : s.nodes_in_table_order()) {
     const SubnetNode& n = s.nodes[i];
     const std::size_t last = n.is_switch() ? 1 : n.ports.size();
     for (std::size_t pn = n.is_switch() ? 0 : 1; pn < last; ++pn) {

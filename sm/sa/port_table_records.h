@@ -4,16 +4,16 @@
 // the subnet.
 //
 // P_KeyTableRecord (the caller refuses untrusted requests with 0x0200):
-// end ports in port GUID order (or the port owning a masked LID; an
-// unknown LID gives none). A CA port: itself (PortNum forced to its
+// end ports in OpenSM's port table order (Subnet::table_key), or the port
+// owning a masked LID (an unknown LID gives none). A CA port: itself (PortNum forced to its
 // number); a switch: every port, or PortNum's when masked (out of range:
 // none). A port sharing no P_Key with the requester is skipped; one record
 // per block held (BlockNum masked: that block). LID: a CA port's own, a
 // switch's port 0 LID. The SM reads block 0 of end ports only: switch
 // external ports have no table, hence no record.
 //
-// GuidInfoRecord (Get/GetTable): CA ports and switch port 0s, in node GUID
-// order, with a non-zero GUIDCap; one record per 8 GUIDs of GUIDCap
+// GuidInfoRecord (Get/GetTable): CA ports and switch port 0s, in OpenSM's
+// node table order, with a non-zero GUIDCap; one record per 8 GUIDs of GUIDCap
 // (BlockNum masked: that block). The SM sets no alias GUIDs, so block 0
 // holds the port GUID and every other entry is 0; masked GUID entries must
 // equal that (GUID 0: the requester's port GUID when BlockNum is 0).

@@ -5,12 +5,13 @@
 namespace ibfab::sm {
 namespace {
 
-// The switches the requester may see, in node GUID order, with their port 0.
+// The switches the requester may see, in OpenSM's node table order, with
+// their port 0.
 template <class F>
 void each_visible_switch(const Subnet& s, uint32_t requester, F f) {
   if (requester >= s.ports.size()) return;
   const SubnetPort& req = s.ports[requester];
-  for (const uint32_t i : s.nodes_in_guid_order()) {
+  for (const uint32_t i : s.nodes_in_table_order()) {
     const SubnetNode& n = s.nodes[i];
     if (!n.is_switch()) continue;
     const SubnetPort* port0 = s.by_guid(n.info.node_guid);

@@ -1,8 +1,9 @@
 #pragma once
 // SwitchInfoRecord and LinearForwardingTableRecord answers (OpenSM 3.3.23
 // osm_sa_sw_info_record.c, osm_sa_lft_record.c) from the SM's view of the
-// subnet. Switches are walked in node GUID order; a switch whose port 0
-// shares no P_Key with the requester is skipped.
+// subnet. Switches are walked in OpenSM's node table order
+// (Subnet::table_key); a switch whose port 0 shares no P_Key with the
+// requester is skipped.
 //
 // SwitchInfoRecord: LID = the switch's port 0 LID; SwitchInfo as the SMA
 // answered the SM's Set. LID masked: 0 matches nothing, otherwise it must
