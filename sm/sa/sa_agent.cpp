@@ -20,6 +20,7 @@
 #include "sm/sa/link_records.h"
 #include "sm/sa/multi_path_records.h"
 #include "sm/sa/port_table_records.h"
+#include "sm/sa/qos_table_records.h"
 #include "sm/sa/node_records.h"
 #include "sm/sa/path_records.h"
 #include "sm/sa/port_info_records.h"
@@ -281,6 +282,14 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
     case attr::kLinearForwardingTableRecord:
       return answer_query<mad::LftRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
         lft_records(*subnet_, requester, req, mk, out);
+      });
+    case attr::kSlToVlTableRecord:
+      return answer_query<mad::SlToVlTableRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        sl_to_vl_records(*subnet_, requester, req, mk, out);
+      });
+    case attr::kVlArbitrationTableRecord:
+      return answer_query<mad::VlArbitrationTableRecord>(from, mad, [&](const auto& req, uint64_t mk, auto& out) {
+        vl_arbitration_records(*subnet_, requester, req, mk, out);
       });
     case attr::kMultiPathRecord:
       return multi_path(from, mad, requester);

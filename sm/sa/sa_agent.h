@@ -14,14 +14,17 @@
 //
 // Each attribute's query logic is a pure function or table of its own
 // (path_records.h, node_records.h, port_info_records.h, link_records.h,
-// switch_records.h, port_table_records.h, sm_info_records.h,
+// switch_records.h, port_table_records.h, qos_table_records.h,
+// multi_path_records.h, sm_info_records.h,
 // service_table.h, inform_table.h, mcast_groups.h); this class dispatches.
 // Answered: MCMemberRecord (Set -> 0x81, Delete -> 0x95, Get, GetTable),
 // ServiceRecord (Set, Delete, Get, GetTable), InformInfo (Set),
 // ClassPortInfo (Get), and Get/GetTable of PathRecord, NodeRecord,
 // PortInfoRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,
 // MulticastForwardingTableRecord, P_KeyTableRecord (trusted requests only,
-// else 0x0200), GuidInfoRecord, SMInfoRecord and InformInfoRecord. Get with
+// else 0x0200), GuidInfoRecord, SMInfoRecord, InformInfoRecord,
+// SLtoVLMappingTableRecord and VLArbitrationTableRecord; GetMulti of
+// MultiPathRecord (its request comes by RMPP; the answer is PathRecords). Get with
 // no record -> 0x0300, with more than one -> 0x0400; GetTable always
 // answers through RMPP (rmpp_sender.h), with AttributeOffset 0 when there
 // is no record. Errors echo the request with the status set. Reports for

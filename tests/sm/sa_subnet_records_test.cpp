@@ -15,6 +15,8 @@
 #include "fabric/mad/sa/mcmember_record.h"
 #include "fabric/mad/sa/mft_record.h"
 #include "fabric/mad/sa/path_record.h"
+#include "fabric/mad/sa/sl_to_vl_table_record.h"
+#include "fabric/mad/sa/vl_arbitration_table_record.h"
 #include "fabric/mad/sa/pkey_table_record.h"
 #include "fabric/mad/sa/sm_info_record.h"
 #include "fabric/mad/sa/switch_info_record.h"
@@ -300,6 +302,67 @@ TEST_F(SaOnFabric, PathRecordsWalkTheRoutes) {
   const auto self = query(method::kGet, mad::pr_comp::kSlid | mad::pr_comp::kDlid, q);
   ASSERT_TRUE(self);
   EXPECT_EQ(self->status, st::kOk);
+}
+
+}  // namespace
+}  // namespace ibfab::sm
+
+namespace ibfab::sm {
+namespace {
+
+using testing::SaOnFabric;
+namespace method = wire::mad_method;
+namespace st = wire::mad_status;
+
+// SL2VL and VLArbitration records: the SM's (empty) QoS tables, one per CA
+// port and per switch port pair or port, as OpenSM with QoS off answers.
+TEST_F(SaOnFabric, QosTableRecordsCoverEveryPort) {
+  std::size_t hosts = 0, sl2vl = 0, vlarb = 0;
+  for (uint32_t i = 0; i < fabric.node_count(); ++i) {
+    const fabric::Node& n = fabric.node(i);
+    const std::size_t ports = n.num_ports() + 1u;
+    if (n.is_switch()) {
+      sl2vl += ports * ports;
+      vlarb += 4 * ports;
+    } else {
+      hosts += n.num_ports();
+      sl2vl += n.num_ports();
+      vlarb += 4 * n.num_ports();
+    }
+  }
+  const auto s = query(method::kGetTable, 0, mad::SlToVlTableRecord{});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->count(), sl2vl);
+  const auto v = query(method::kGetTable, 0, mad::VlArbitrationTableRecord{});
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->count(), vlarb);
+  for (std::size_t k = 0; k < v->count(); ++k) {
+    const auto r = v->record<mad::VlArbitrationTableRecord>(k);
+    EXPECT_GE(r.block, 1);
+    EXPECT_LE(r.block, 4);
+    EXPECT_EQ(r.table, mad::VlArbitrationTable{});
+  }
+  // One switch, one output port, one input port.
+  mad::SlToVlTableRecord q;
+  q.lid = switches()[0]->port(0).lid;
+  q.output_port = 2;
+  q.input_port = 1;
+  const auto one = query(method::kGet, mad::slvr_comp::kLid | mad::slvr_comp::kOutputPort |
+                                           mad::slvr_comp::kInputPort, q);
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->status, st::kOk);
+  EXPECT_EQ(one->record<mad::SlToVlTableRecord>(0).output_port, 2);
+  EXPECT_EQ(one->record<mad::SlToVlTableRecord>(0).input_port, 1);
+  // A host: its port, whatever PortNum says; block 3 only.
+  mad::VlArbitrationTableRecord h3;
+  h3.lid = h(3).port(1).lid;
+  h3.port = 7;
+  h3.block = 3;
+  const auto vh = query(method::kGet, mad::vlar_comp::kLid | mad::vlar_comp::kOutputPort | mad::vlar_comp::kBlock, h3);
+  ASSERT_TRUE(vh);
+  ASSERT_EQ(vh->status, st::kOk);
+  EXPECT_EQ(vh->record<mad::VlArbitrationTableRecord>(0).port, 1);
+  EXPECT_EQ(hosts, 8u);
 }
 
 }  // namespace
