@@ -245,6 +245,9 @@ void SaAgent::request(const fabric::MadAddress& from, std::span<const uint8_t> m
       if (!groups_->options().send_only_full_member)
         cpi.capability_mask2 &= ~mad::sa_cap2::kIsSendOnlyFullMemberSupported;
       cpi.resp_time_value = mad::opensm_sa_cpi::kRespTimeValue;
+      cpi.redirect_qp = mad::opensm_sa_cpi::kRedirectQp;
+      cpi.redirect_q_key = mad::opensm_sa_cpi::kQp1QKey;
+      cpi.trap_q_key = mad::opensm_sa_cpi::kQp1QKey;
       std::array<uint8_t, mad::ClassPortInfo::kSize> b{};
       cpi.pack(b);
       return reply(from, mad, status::kOk, b, mad::sa_attribute_offset_for(attribute));

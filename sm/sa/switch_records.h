@@ -6,8 +6,10 @@
 // requester is skipped.
 //
 // SwitchInfoRecord: LID = the switch's port 0 LID; SwitchInfo as the SMA
-// answered the SM's Set. LID masked: 0 matches nothing, otherwise it must
-// be within the switch's LID range.
+// answered the SM's Set in the last heavy sweep (OpenSM's too keeps
+// MulticastFDBTop as of its sweep, not as its multicast manager moves it).
+// LID masked: 0 matches nothing, otherwise it must be within the switch's
+// LID range.
 //
 // LinearForwardingTableRecord: one record per block 0 .. LinearFDBTop / 64
 // (BlockNum masked: that block only, none past the top), the entries as

@@ -446,8 +446,11 @@ TEST_F(SaAgentTest, ClassPortInfoBytes) {
   const uint8_t* d = r->data() + 56;
   EXPECT_EQ(d[0], 1);  // BaseVersion
   EXPECT_EQ(d[1], 2);  // ClassVersion
-  EXPECT_EQ(wire::load_be16(d + 2), 0x2202);
-  EXPECT_EQ(wire::load_be32(d + 4), (0xB5E0u << 5) | 16u);
+  EXPECT_EQ(wire::load_be16(d + 2), 0x2602);
+  EXPECT_EQ(wire::load_be32(d + 4), (0xB5E8u << 5) | 16u);
+  EXPECT_EQ(wire::load_be32(d + 32), 1u) << "RedirectQP";
+  EXPECT_EQ(wire::load_be32(d + 36), 0x80010000u) << "RedirectQ_Key";
+  EXPECT_EQ(wire::load_be32(d + 68), 0x80010000u) << "TrapQ_Key";
   EXPECT_TRUE((wire::load_be32(d + 4) >> 5) & (1u << 12)) << "SendOnlyFullMember";
   Mad set = q;
   set[3] = method::kSet;

@@ -260,6 +260,11 @@ TEST_F(SaOnFabric, MftRecordsAreWhatTheSwitchesHold) {
     }
   }
   EXPECT_GT(with_ports, 0u) << "the group's tree shows";
+  // SwitchInfoRecords keep the MulticastFDBTop of the sweep, as OpenSM's.
+  const auto si = query(method::kGetTable, 0, mad::SwitchInfoRecord{});
+  ASSERT_TRUE(si);
+  for (std::size_t k = 0; k < si->count(); ++k)
+    EXPECT_EQ(si->record<mad::SwitchInfoRecord>(k).switch_info.multicast_fdb_top, 0xBFFF);
   mad::MftRecord q;
   q.position = 15;
   EXPECT_EQ(query(method::kGet, mad::mftr_comp::kPosition, q)->status, st::kSaNoRecords) << "past the last position";

@@ -1,8 +1,9 @@
 #pragma once
-// PortInfoRecord (SA attribute 0x0012, IBTA 1.3 vol 1, 15.2.5.3): 72 bytes
-// (AttributeOffset 9).
+// PortInfoRecord (SA attribute 0x0012, IBTA 1.3 vol 1, 15.2.5.3): 68 bytes,
+// padded to 72 (AttributeOffset 9).
 //
-//   0 EndportLID   2 PortNum   3 Options   4 reserved(32)   8 PortInfo(64)
+//   0 EndportLID   2 PortNum   3 Options   4 PortInfo(64)
+// (OpenSM's ib_portinfo_record_t and saquery read PortInfo at byte 4.)
 // The embedded PortInfo uses the SMP codec (port_info.h). saquery -s asks
 // with CapabilityMask matching: AttributeModifier bit 31 set means "the
 // masked CapabilityMask bits must be set", not "equal".
@@ -78,9 +79,9 @@ inline constexpr uint32_t kPirCapMaskMatchModifier = 1u << 31;
 
 struct PortInfoRecord {
   static constexpr uint16_t kAttributeId = 0x0012;
-  static constexpr std::size_t kSize = 72;
+  static constexpr std::size_t kSize = 68;
   static constexpr uint16_t kAttributeOffset = 9;
-  static constexpr std::size_t kPortInfoOffset = 8;
+  static constexpr std::size_t kPortInfoOffset = 4;
 
   uint16_t endport_lid = 0;
   uint8_t port_num = 0;

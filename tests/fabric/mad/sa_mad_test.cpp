@@ -175,7 +175,7 @@ TEST(SaMad, AttributeOffsets) {
   EXPECT_EQ(sa_attribute_offset_for(0x0002), 10);  // Notice, 80 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0003), 5);   // InformInfo, 36 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0011), 14);  // NodeRecord, 108 bytes
-  EXPECT_EQ(sa_attribute_offset_for(0x0012), 9);   // PortInfoRecord, 72 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0012), 9);   // PortInfoRecord, 68 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0035), 8);   // PathRecord, 64 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0038), 7);   // MCMemberRecord, 52 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0013), 2);   // SLtoVLMappingTableRecord, 16 bytes

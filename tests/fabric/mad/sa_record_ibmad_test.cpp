@@ -203,8 +203,8 @@ TEST(SaRecordIbmad, NodeRecord) {
 }
 
 // libibmad has no PortInfoRecord entries; saquery dumps the embedded
-// PortInfo with the SMP field table at byte 8 of the record, as here.
-TEST(SaRecordIbmad, PortInfoRecordEmbedsPortInfoAtByte8) {
+// PortInfo with the SMP field table at byte 4 of the record, as here.
+TEST(SaRecordIbmad, PortInfoRecordEmbedsPortInfoAtByte4) {
   PortInfoRecord r;
   r.endport_lid = 0x0102;
   r.port_num = 7;
@@ -237,7 +237,7 @@ TEST(SaRecordIbmad, PortInfoRecordEmbedsPortInfoAtByte8) {
   EXPECT_EQ(mad_get_field(p, kPi, IB_PORT_CAPMASK2_F), 0xBEEFu);
   EXPECT_EQ(mad_get_field(p, kPi, IB_PORT_LINK_SPEED_EXT_ENABLED_F), 0x1Eu);
 
-  // And back: a PortInfo written by libibmad at byte 8 unpacks in place.
+  // And back: a PortInfo written by libibmad at byte 4 unpacks in place.
   std::array<uint8_t, 256> theirs{};
   theirs[0] = 0x01;
   theirs[1] = 0x02;

@@ -21,6 +21,7 @@
 #include "fabric/mad/sa/link_record.h"
 #include "fabric/mad/sa/mft_record.h"
 #include "fabric/mad/sa/pkey_table_record.h"
+#include "fabric/mad/sa/port_info_record.h"
 #include "fabric/mad/sa/sa_mad.h"
 #include "fabric/mad/sa/sl_to_vl_table_record.h"
 #include "fabric/mad/sa/sm_info_record.h"
@@ -157,11 +158,17 @@ TEST(SaRecordTshark, WiresharkDecodesTheRecordsAsPacked) {
   GuidInfoRecord gir;
   gir.lid = 0x0809;
   gir.block = 0x05;
+  PortInfoRecord pir;
+  pir.endport_lid = 0x090A;
+  pir.port_num = 0x0B;
+  pir.port_info.lid = 0x0C0D;
+  pir.port_info.master_sm_lid = 0x0E0F;
+  pir.port_info.local_port_num = 0x11;
 
   const std::vector<std::array<uint8_t, 256>> mads = {get_resp(link), get_resp(swi), get_resp(lft),
                                                       get_resp(mft),  get_resp(smi), get_resp(pkr),
                                                       get_resp(slv),  get_resp(vla), get_resp(iir),
-                                                      get_resp(gir)};
+                                                      get_resp(gir), get_resp(pir)};
   {
     wire::PcapWriter w;
     ASSERT_EQ(w.open(pcap), "");
@@ -194,6 +201,8 @@ TEST(SaRecordTshark, WiresharkDecodesTheRecordsAsPacked) {
       "infiniband.sltovlmappingtable.sltovlhighbits", "infiniband.sltovlmappingtable.sltovllowbits",
       "infiniband.vlarbitrationtable.vl", "infiniband.vlarbitrationtable.weight",
       "infiniband.informinforecord.subscribergid", "infiniband.informinforecord.enum",
+      "infiniband.sa.endportlid", "infiniband.portinfo.lid", "infiniband.portinfo.mastersmlid",
+      "infiniband.portinfo.localportnum",
   };
   const auto rows = decode(pcap, fields);
   ASSERT_EQ(rows.size(), mads.size());
@@ -250,6 +259,9 @@ TEST(SaRecordTshark, WiresharkDecodesTheRecordsAsPacked) {
   expect(8, {{"infiniband.informinforecord.subscribergid", "fe80::2:c903:0:7"},
              {"infiniband.informinforecord.enum", "0x42"}});
   expect(9, {{"infiniband.sa.lid", "0x0809"}, {"infiniband.sa.blocknum_eightbit", "5"}});
+  expect(10, {{"infiniband.sa.endportlid", "0x090a"}, {"infiniband.sa.portnum", "0x0b"},
+              {"infiniband.portinfo.lid", "0x0c0d"}, {"infiniband.portinfo.mastersmlid", "0x0e0f"},
+              {"infiniband.portinfo.localportnum", "0x11"}});
 
   std::remove(pcap.c_str());
   ::rmdir(dir.c_str());
