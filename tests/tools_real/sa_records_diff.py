@@ -3,10 +3,11 @@
 built-in SA and from OpenSM's SA on the same served fabric, record by record
 and field by field.
 
-usage: sa_records_diff.py IBFAB [TOPOLOGY]
+usage: sa_records_diff.py IBFAB [TOPOLOGY [TYPE...]]
 
-Runs `saquery --smkey 1 TYPE` for each record type on H2 of TOPOLOGY
-(default fat-tree:2:4) under `ibfab serve` twice (via served.py): with the
+Runs `saquery --smkey 1 TYPE` for each record type (default: all of them)
+on H2 of TOPOLOGY (default fat-tree:2:4) under `ibfab serve` twice (via
+served.py): with the
 built-in SM, and with `--sm none` and OpenSM on H1. The two SMs hand out
 different LIDs and route differently, so every LID is first replaced by the
 GUID of the port it names (from that run's NodeRecords), and the fields that
@@ -27,9 +28,19 @@ TYPES = ["CPI", "NR", "PIR", "LR", "SWIR", "LFTR", "MFTR", "GIR", "SMIR", "IIR",
 
 # Every host joins the IPoIB broadcast group once its port is up and an SM
 # answers (with OpenSM, only after its first sweep): the queries start once
-# all eight are members, so that both fabrics carry the same multicast state.
-WAIT_FOR_GROUP = ("i=0; while [ $(saquery --smkey 1 -m 2>/dev/null | grep -c PortGid) -lt 8 ] "
-                  "&& [ $i -lt 100 ]; do sleep 0.3; i=$((i+1)); done")
+# every host is a member, so that both fabrics carry the same multicast state.
+def wait_for_group(hosts):
+    return (f"i=0; while [ $(saquery --smkey 1 -m 2>/dev/null | grep -c PortGid) -lt {hosts} ] "
+            "&& [ $i -lt 200 ]; do sleep 0.3; i=$((i+1)); done")
+
+
+def hosts_of(topology):
+    """Hosts of a fat-tree:2:K (K*K/2) or fat-tree:3:K (K*K*K/4) spec."""
+    m = re.match(r"^fat-tree:([23]):(\d+)$", topology)
+    if not m:
+        raise SystemExit(f"{topology}: only fat-tree:2:K and fat-tree:3:K are supported")
+    k = int(m.group(2))
+    return k * k // 2 if m.group(1) == "2" else k * k * k // 4
 
 # Fields that name a LID, by record type (saquery's labels).
 LID_FIELDS = {"lid", "LID", "EndPortLid", "FromLID", "ToLID", "dlid", "slid", "Lid:", "SMLid:"}
@@ -59,12 +70,12 @@ KNOWN = {
 }
 
 
-def run_queries(ibfab, topology, opensm):
+def run_queries(ibfab, topology, opensm, types):
     fd, out = tempfile.mkstemp(prefix="ibfab-sa-records-")
     os.close(fd)
-    script = WAIT_FOR_GROUP + "; " + "; ".join(
+    script = wait_for_group(hosts_of(topology)) + "; " + "; ".join(
         f"echo '### {t}' >> {out}; saquery --smkey 1 {t} >> {out} 2>/dev/null; echo \"rc=$?\" >> {out}"
-        for t in TYPES) + "; echo queried"
+        for t in types) + "; echo queried"
     args = [sys.executable, os.path.join(HERE, "served.py"), ibfab, topology, "H2", "queried"]
     if opensm:
         args += ["--sm-none", "--background", "H1", "opensm", "-d2", "-f", "/dev/stdout",
@@ -119,16 +130,19 @@ def normalise(records, lids):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
+    if len(sys.argv) < 2:
         print(__doc__)
         return 2
     ibfab = sys.argv[1]
-    topology = sys.argv[2] if len(sys.argv) == 3 else "fat-tree:2:4"
-    ours = parse(run_queries(ibfab, topology, opensm=False))
-    theirs = parse(run_queries(ibfab, topology, opensm=True))
+    topology = sys.argv[2] if len(sys.argv) > 2 else "fat-tree:2:4"
+    types = sys.argv[3:] or TYPES
+    if "NR" not in types:
+        types = ["NR"] + types  # the LID to GUID map comes from the NodeRecords
+    ours = parse(run_queries(ibfab, topology, False, types))
+    theirs = parse(run_queries(ibfab, topology, True, types))
     ours_lids, theirs_lids = lid_map(ours["NR"][1]), lid_map(theirs["NR"][1])
     bad = 0
-    for kind in TYPES:
+    for kind in types:
         (st_a, a), (st_b, b) = ours.get(kind, ("", [])), theirs.get(kind, ("", []))
         a, b = normalise(a, ours_lids), normalise(b, theirs_lids)
         if st_a != st_b:
