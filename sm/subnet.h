@@ -1,10 +1,13 @@
 #pragma once
 // What the SM knows about the subnet after a sweep: its end ports (CA
 // ports and switch port 0s) with the LIDs it assigned and the capabilities
-// it read, the switch graph it routed and the routes, and the directed
-// routes to every switch. The SA and the multicast manager read it; only
-// the SM writes it (at the end of each heavy sweep). Everything here came
-// from SMPs: it is the SM's view, which may lag behind the fabric.
+// it read; every node with its NodeInfo, NodeDescription, each port's
+// PortInfo as last answered and the link from it, and a switch's SwitchInfo;
+// the SMs it knows; the switch graph it routed and the routes (the LFTs it
+// programmed), and the directed routes to every switch. The SA and the
+// multicast manager read it; only the SM writes it (at the end of each
+// heavy sweep). Everything here came from SMPs: it is the SM's view, which
+// may lag behind the fabric.
 #include <algorithm>
 #include <cstdint>
 #include <string>
