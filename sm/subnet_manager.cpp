@@ -77,12 +77,10 @@ void SubnetManager::keep_port_info(uint32_t node, uint8_t port, const mad::PortI
 }
 
 void SubnetManager::keep_switch_info(uint32_t routing_index, const mad::SwitchInfo& si) {
-  for (SubnetNode& n : building_.nodes)
-    if (n.routing_index == static_cast<int32_t>(routing_index)) {
-      n.has_switch_info = true;
-      n.switch_info = si;
-      return;
-    }
+  if (routing_index >= switch_nodes_.size()) return;
+  SubnetNode& n = building_.nodes[switch_nodes_[routing_index]];
+  n.has_switch_info = true;
+  n.switch_info = si;
 }
 
 uint64_t SubnetManager::phase_smps() {
@@ -424,10 +422,12 @@ void SubnetManager::program_routes() {
     }
   building_.switch_paths.assign(in.switches.size(), {});
   building_.mcast_fdb_cap = 0xFFFF;
+  switch_nodes_.assign(in.switches.size(), 0);
   for (uint32_t i = 0; i < r.nodes.size(); ++i)
     if (sw_index[i] >= 0) {
       building_.switch_paths[static_cast<uint32_t>(sw_index[i])] = r.nodes[i].path;
       building_.nodes[i].routing_index = sw_index[i];
+      switch_nodes_[static_cast<uint32_t>(sw_index[i])] = i;
     }
   // Per switch, in discovery order: SwitchInfo (Get, then Set with
   // LinearFDBTop once the answer is in), then every LFT block up to the

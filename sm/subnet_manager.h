@@ -223,6 +223,7 @@ class SubnetManager {
   std::unique_ptr<SmInfoAgent> sm_info_agent_;
   std::vector<EndPort> end_ports_;
   std::unordered_map<uint64_t, uint32_t> node_by_guid_;
+  std::vector<uint32_t> switch_nodes_;  // routing switch index -> discovery index
   Subnet subnet_;        // published at the end of a sweep
   Subnet building_;      // filled during a sweep
   SweepReport report_;
