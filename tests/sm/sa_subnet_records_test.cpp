@@ -14,6 +14,7 @@
 #include "fabric/mad/sa/link_record.h"
 #include "fabric/mad/sa/mcmember_record.h"
 #include "fabric/mad/sa/mft_record.h"
+#include "fabric/mad/sa/multi_path_record.h"
 #include "fabric/mad/sa/path_record.h"
 #include "fabric/mad/sa/sl_to_vl_table_record.h"
 #include "fabric/mad/sa/vl_arbitration_table_record.h"
@@ -368,6 +369,85 @@ TEST_F(SaOnFabric, QosTableRecordsCoverEveryPort) {
   ASSERT_EQ(vh->status, st::kOk);
   EXPECT_EQ(vh->record<mad::VlArbitrationTableRecord>(0).port, 1);
   EXPECT_EQ(hosts, 8u);
+}
+
+}  // namespace
+}  // namespace ibfab::sm
+
+namespace ibfab::sm {
+namespace {
+
+using testing::Mad;
+using testing::SaClient;
+using testing::SaOnFabric;
+namespace method = wire::mad_method;
+namespace st = wire::mad_status;
+namespace mp = mad::mpr_comp;
+using wire::RmppHeader;
+
+// A GetMulti(MultiPathRecord) comes by RMPP, as one DATA segment.
+Mad multipath_request(const mad::MultiPathRecord& m, uint64_t mask) {
+  Mad q = SaClient::make(method::kGetMulti, mask, m);
+  q[RmppHeader::kOffset] = RmppHeader::kVersion;
+  q[RmppHeader::kOffset + 1] = RmppHeader::kTypeData;
+  q[RmppHeader::kOffset + 2] = RmppHeader::kFlagActive | RmppHeader::kFlagFirst | RmppHeader::kFlagLast;
+  wire::store_be32(&q[RmppHeader::kOffset + 4], 1);
+  wire::store_be32(&q[RmppHeader::kOffset + 8], 20 + mad::MultiPathRecord::kSize);
+  return q;
+}
+
+TEST_F(SaOnFabric, MultiPathRecordIsAckedThenAnsweredWithPathRecords) {
+  mad::MultiPathRecord m;
+  m.sgid_count = 2;
+  m.dgid_count = 2;
+  m.gids[0] = wire::Gid::from(sm.subnet().prefix, h(2).port(1).guid());
+  m.gids[1] = wire::Gid::from(sm.subnet().prefix, h(3).port(1).guid());
+  m.gids[2] = wire::Gid::from(sm.subnet().prefix, h(5).port(1).guid());
+  m.gids[3] = wire::Gid::from(sm.subnet().prefix, h(8).port(1).guid());
+  const std::size_t first = client->received.size();
+  ASSERT_TRUE(client->send(multipath_request(m, mp::kSgidCount | mp::kDgidCount)));
+  ASSERT_TRUE(client->wait_for(first + 2));
+  const Mad& ack = client->received[first];
+  EXPECT_EQ(ack[RmppHeader::kOffset + 1], RmppHeader::kTypeAck) << "the request segment is ACKed";
+  EXPECT_EQ(wire::load_be32(&ack[RmppHeader::kOffset + 4]), 1u);
+  const Mad& resp = client->received[first + 1];
+  const mad::ConstSaBuffer r(resp.data(), resp.size());
+  EXPECT_EQ(mad::sa_method(r), method::kGetMultiResp);
+  EXPECT_EQ(mad::sa_attribute_id(r), mad::PathRecord::kAttributeId);
+  ASSERT_EQ(mad::sa_status(r), st::kOk);
+  EXPECT_EQ(resp[RmppHeader::kOffset + 1], RmppHeader::kTypeData);
+  // Two segments hold 4 paths of 64 bytes; the first carries 3.
+  std::set<std::pair<uint16_t, uint16_t>> pairs;
+  const auto data = mad::sa_data(r);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto p = mad::PathRecord::unpack(data.subspan(i * 64, 64));
+    pairs.emplace(p.slid, p.dlid);
+  }
+  EXPECT_TRUE(pairs.count({h(2).port(1).lid, h(5).port(1).lid}));
+  EXPECT_TRUE(pairs.count({h(2).port(1).lid, h(8).port(1).lid}));
+  EXPECT_TRUE(pairs.count({h(3).port(1).lid, h(5).port(1).lid}));
+
+  // Errors: counts not masked; a multicast source GID; NumbPath limits.
+  const auto status_of = [&](const mad::MultiPathRecord& q, uint64_t mask) {
+    const std::size_t n = client->received.size();
+    EXPECT_TRUE(client->send(multipath_request(q, mask)));
+    EXPECT_TRUE(client->wait_for(n + 2));
+    return mad::sa_status(mad::ConstSaBuffer(client->received[n + 1].data(), 256));
+  };
+  EXPECT_EQ(status_of(m, mp::kSgidCount), st::kSaInsufficientComponents);
+  mad::MultiPathRecord mc = m;
+  mc.gids[0] = *wire::Gid::parse("ff12:401b:ffff::ffff:ffff");
+  EXPECT_EQ(status_of(mc, mp::kSgidCount | mp::kDgidCount), st::kSaInvalidGid);
+  // Not by RMPP: 0x0200; not GetMulti: 0x000C.
+  const auto plain = testing::ask(*client, SaClient::make(method::kGetMulti, mp::kSgidCount | mp::kDgidCount, m));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, st::kSaReqInvalid);
+  Mad get = multipath_request(m, mp::kSgidCount | mp::kDgidCount);
+  get[3] = method::kGet;
+  const std::size_t n = client->received.size();
+  ASSERT_TRUE(client->send(get));
+  ASSERT_TRUE(client->wait_for(n + 2));
+  EXPECT_EQ(mad::sa_status(mad::ConstSaBuffer(client->received[n + 1].data(), 256)), st::kMethodAttrUnsupported);
 }
 
 }  // namespace
