@@ -1,7 +1,8 @@
 // The SA's records of the subnet itself (LinkRecord, SwitchInfoRecord,
-// LinearForwardingTableRecord, P_KeyTableRecord, GuidInfoRecord,
-// SMInfoRecord), asked over QP1 of a fabric the SM brought up, and checked
-// against the fabric itself (test code may read it; the SM never does).
+// LFT and MFT records, P_KeyTableRecord, GuidInfoRecord, SMInfoRecord, SL2VL
+// and VLArbitration records, PathRecord and MultiPathRecord), asked over
+// QP1 of a fabric the SM brought up, and checked against the fabric itself
+// (test code may read it; the SM never does).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -33,6 +34,10 @@ namespace {
 using testing::SaOnFabric;
 namespace method = wire::mad_method;
 namespace st = wire::mad_status;
+using testing::Mad;
+using testing::SaClient;
+namespace mp = mad::mpr_comp;
+using wire::RmppHeader;
 
 TEST_F(SaOnFabric, LinkRecordTableHoldsBothDirectionsOfEveryCable) {
   std::set<std::tuple<uint16_t, uint8_t, uint16_t, uint8_t>> want;
@@ -217,16 +222,6 @@ TEST_F(SaOnFabric, SmInfoRecordOfTheMaster) {
   EXPECT_EQ(none->status, st::kSaNoRecords);
 }
 
-}  // namespace
-}  // namespace ibfab::sm
-
-namespace ibfab::sm {
-namespace {
-
-using testing::SaOnFabric;
-namespace method = wire::mad_method;
-namespace st = wire::mad_status;
-
 TEST_F(SaOnFabric, MftRecordsAreWhatTheSwitchesHold) {
   EXPECT_EQ(query(method::kGetTable, 0, mad::MftRecord{})->count(), 0u) << "no group has members yet";
   // Three hosts join one new group (not H2, whose QP1 the fixture's client holds).
@@ -271,16 +266,6 @@ TEST_F(SaOnFabric, MftRecordsAreWhatTheSwitchesHold) {
   EXPECT_EQ(query(method::kGet, mad::mftr_comp::kPosition, q)->status, st::kSaNoRecords) << "past the last position";
 }
 
-}  // namespace
-}  // namespace ibfab::sm
-
-namespace ibfab::sm {
-namespace {
-
-using testing::SaOnFabric;
-namespace method = wire::mad_method;
-namespace st = wire::mad_status;
-
 // PathRecords walk the SM's routes: every end port (switches included)
 // reaches every other, with the MTU and rate of the ports crossed.
 TEST_F(SaOnFabric, PathRecordsWalkTheRoutes) {
@@ -309,16 +294,6 @@ TEST_F(SaOnFabric, PathRecordsWalkTheRoutes) {
   ASSERT_TRUE(self);
   EXPECT_EQ(self->status, st::kOk);
 }
-
-}  // namespace
-}  // namespace ibfab::sm
-
-namespace ibfab::sm {
-namespace {
-
-using testing::SaOnFabric;
-namespace method = wire::mad_method;
-namespace st = wire::mad_status;
 
 // SL2VL and VLArbitration records: the SM's (empty) QoS tables, one per CA
 // port and per switch port pair or port, as OpenSM with QoS off answers.
@@ -370,20 +345,6 @@ TEST_F(SaOnFabric, QosTableRecordsCoverEveryPort) {
   EXPECT_EQ(vh->record<mad::VlArbitrationTableRecord>(0).port, 1);
   EXPECT_EQ(hosts, 8u);
 }
-
-}  // namespace
-}  // namespace ibfab::sm
-
-namespace ibfab::sm {
-namespace {
-
-using testing::Mad;
-using testing::SaClient;
-using testing::SaOnFabric;
-namespace method = wire::mad_method;
-namespace st = wire::mad_status;
-namespace mp = mad::mpr_comp;
-using wire::RmppHeader;
 
 // A GetMulti(MultiPathRecord) comes by RMPP, as one DATA segment.
 Mad multipath_request(const mad::MultiPathRecord& m, uint64_t mask) {
