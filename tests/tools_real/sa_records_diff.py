@@ -3,7 +3,7 @@
 built-in SA and from OpenSM's SA on the same served fabric, record by record
 and field by field.
 
-usage: sa_records_diff.py IBFAB [TOPOLOGY [TYPE...]]
+usage: sa_records_diff.py IBFAB [--register SA_REGISTER] [TOPOLOGY [TYPE...]]
 
 Runs `saquery --smkey 1 TYPE` for each record type (default: all of them)
 on H2 of TOPOLOGY (default fat-tree:2:4) under `ibfab serve` twice (via
@@ -14,6 +14,9 @@ GUID of the port it names (from that run's NodeRecords), and the fields that
 follow from routing or from the SM's own configuration are listed in KNOWN
 with their reason (docs/COMPATIBILITY.md says the same). Everything else
 must agree: the same records, in the same order, with the same fields.
+With --register, SA_REGISTER runs first on H2 in each run (it registers a
+ServiceRecord and an InformInfo subscription), so that those tables are not
+empty.
 """
 import os
 import re
@@ -70,10 +73,10 @@ KNOWN = {
 }
 
 
-def run_queries(ibfab, topology, opensm, types):
+def run_queries(ibfab, topology, opensm, types, register=None):
     fd, out = tempfile.mkstemp(prefix="ibfab-sa-records-")
     os.close(fd)
-    script = wait_for_group(hosts_of(topology)) + "; " + "; ".join(
+    script = wait_for_group(hosts_of(topology)) + "; " + (f"{register} >&2; " if register else "") + "; ".join(
         f"echo '### {t}' >> {out}; saquery --smkey 1 {t} >> {out} 2>/dev/null; echo \"rc=$?\" >> {out}"
         for t in types) + "; echo queried"
     args = [sys.executable, os.path.join(HERE, "served.py"), ibfab, topology, "H2", "queried"]
@@ -134,12 +137,16 @@ def main():
         print(__doc__)
         return 2
     ibfab = sys.argv[1]
-    topology = sys.argv[2] if len(sys.argv) > 2 else "fat-tree:2:4"
-    types = sys.argv[3:] or TYPES
+    rest = sys.argv[2:]
+    register = None
+    if rest[:1] == ["--register"]:
+        register, rest = rest[1], rest[2:]
+    topology = rest[0] if rest else "fat-tree:2:4"
+    types = rest[1:] or TYPES
     if "NR" not in types:
         types = ["NR"] + types  # the LID to GUID map comes from the NodeRecords
-    ours = parse(run_queries(ibfab, topology, False, types))
-    theirs = parse(run_queries(ibfab, topology, True, types))
+    ours = parse(run_queries(ibfab, topology, False, types, register))
+    theirs = parse(run_queries(ibfab, topology, True, types, register))
     ours_lids, theirs_lids = lid_map(ours["NR"][1]), lid_map(theirs["NR"][1])
     bad = 0
     for kind in types:
