@@ -63,6 +63,7 @@ KNOWN = {
     ("PIR", "VLHighLimit:"): "OpenSM sets it; ibfab's SM does not",
     ("PIR", "OperVLs:"): "OpenSM sets OperationalVLs; ibfab's SM does not",
     ("PIR", "LinkState:"): "read at a different point of each SM's sweep",
+    ("PIR", "LocalPort:"): "a switch answers with the port the SMP came in by: each SM's own directed route",
     ("PIR", "MkeyLeasePeriod:"): "set by each SM",
     ("PIR", "PartEnforceInb:"): "OpenSM sets partition enforcement on switch ports",
     ("PIR", "PartEnforceOutb:"): "OpenSM sets partition enforcement on switch ports",

@@ -14,6 +14,7 @@
 #include "fabric/mad/sa/sa_mad.h"
 #include "fabric/mad/sa/service_record.h"
 #include "fabric/wire/byte_cursor.h"
+#include "tests/tools_real/umad_sa_port.h"
 
 using namespace ibfab;
 
@@ -46,30 +47,18 @@ bool set(int fd, int agent, uint16_t sm_lid, uint32_t tid, uint64_t mask, const 
 }  // namespace
 
 int main() {
-  umad_port_t port;
-  if (umad_init() < 0 || umad_get_port(nullptr, 0, &port) < 0) {
-    std::fprintf(stderr, "no umad port\n");
-    return 2;
-  }
-  const uint16_t sm_lid = static_cast<uint16_t>(port.sm_lid);
-  const wire::Gid my_gid = wire::Gid::from(be64toh(port.gid_prefix), be64toh(port.port_guid));
-  umad_release_port(&port);
-  const int fd = umad_open_port(nullptr, 0);
-  const int agent = fd < 0 ? -1 : umad_register(fd, 0x03, 2, 1, nullptr);
-  if (agent < 0) {
-    std::fprintf(stderr, "cannot open the port or register an SA agent\n");
-    return 2;
-  }
+  testing::UmadSaPort p;
+  if (!p.open()) return 2;
   mad::ServiceRecord s;
   s.service_id = 0x0000000010000ABCull;
-  s.service_gid = my_gid;
+  s.service_gid = p.gid;
   s.service_p_key = 0xFFFF;
   std::memcpy(s.service_name.data(), "ibfab.diff", 10);
   s.service_key[0] = 0x5A;
   s.data16[1] = 0x1234;
   s.data64[0] = 0x0102030405060708ull;
   namespace sr = mad::sr_comp;
-  const bool ok_s = set(fd, agent, sm_lid, 0x200, sr::kServiceId | sr::kServiceGid | sr::kServicePKey |
+  const bool ok_s = set(p.fd, p.agent, p.sm_lid, 0x200, sr::kServiceId | sr::kServiceGid | sr::kServicePKey |
                                                       sr::kServiceName | sr::kServiceKey,
                         s, "ServiceRecord");
   mad::InformInfo ii;
@@ -79,7 +68,6 @@ int main() {
   ii.type = mad::inform_info::kAllTypes;
   ii.trap_number = mad::trap_number::kMcGroupCreated;
   ii.producer_type = mad::inform_info::kAllProducers;
-  const bool ok_i = set(fd, agent, sm_lid, 0x201, 0, ii, "InformInfo");
-  umad_close_port(fd);
+  const bool ok_i = set(p.fd, p.agent, p.sm_lid, 0x201, 0, ii, "InformInfo");
   return ok_s && ok_i ? 0 : 1;
 }
