@@ -72,6 +72,7 @@ void Discovery::on_node_info(std::span<const uint8_t> path, uint32_t parent, uin
   n.partition_cap = ni.partition_cap;
   n.path.assign(path.begin(), path.end());
   n.entry_port = ni.local_port_num;
+  n.info = ni;
   n.port_guids.assign(n.num_ports + 1u, 0);
   if (n.is_switch()) n.port_guids[0] = ni.node_guid;
   else if (ni.local_port_num <= n.num_ports) n.port_guids[ni.local_port_num] = ni.port_guid;
@@ -81,11 +82,16 @@ void Discovery::on_node_info(std::span<const uint8_t> path, uint32_t parent, uin
     if (!smp.empty() && st == 0) result_.nodes[index].description = mad::NodeDescription::unpack(smp_data(smp)).text;
   });
   if (ni.node_type == mad::NodeInfo::kTypeSwitch) {
+    result_.nodes[index].port_info.assign(ni.num_ports + 1u, mad::PortInfo{});
+    result_.nodes[index].port_info_read.assign(ni.num_ports + 1u, false);
     for (uint8_t p = 1; p <= ni.num_ports; ++p) {
       if (p == ni.local_port_num && parent != kNoParent) continue;
       sender_.get(path, mad::PortInfo::kAttributeId, p, [this, index, p](std::span<const uint8_t> smp, uint16_t st) {
         if (smp.empty() || st != 0) return;
-        if (mad::PortInfo::unpack(smp_data(smp)).port_physical_state != mad::phys_state::kLinkUp) return;
+        const mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
+        result_.nodes[index].port_info[p] = pi;
+        result_.nodes[index].port_info_read[p] = true;
+        if (pi.port_physical_state != mad::phys_state::kLinkUp) return;
         DrRoute next(result_.nodes[index].path);
         if (next.hops == mad::dr_smp::kMaxHops) return;  // one hop too far
         next.port[next.hops++] = p;

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "fabric/mad/node_info.h"
+#include "fabric/mad/port_info.h"
 #include "sm/smp_sender.h"
 #include "sim/time.h"
 
@@ -35,6 +37,12 @@ struct DiscoveredNode {
   std::vector<uint64_t> port_guids;
   // The port through which `path` enters this node.
   uint8_t entry_port = 0;
+  // NodeInfo as first read (PortGUID and LocalPortNum of the entry port).
+  mad::NodeInfo info{};
+  // A switch's PortInfo by port number, as read (every port but the entry
+  // port; port_info_read says which).
+  std::vector<mad::PortInfo> port_info;
+  std::vector<bool> port_info_read;
   bool is_switch() const { return type == 2; }
 };
 

@@ -50,6 +50,7 @@ SubnetManager::SubnetManager(fabric::Hca& hca, uint8_t port, SmOptions options)
       options_.mcast_batch);
   groups_ = std::make_unique<McastGroups>(subnet_, *mcast_, options_.groups);
   sa_ = std::make_unique<SaAgent>(hca, port, subnet_, *groups_);
+  sa_->set_mft_view(mcast_.get());
   SmInfoAgent::Handlers h;
   h.info = [this] { return sm_info(); };
   h.set = [this](uint32_t modifier, const mad::SmInfo& from) { return on_sm_info_set(modifier, from); };
@@ -66,6 +67,20 @@ SubnetManager::~SubnetManager() {
 uint16_t SubnetManager::lid_of(uint64_t port_guid) const {
   auto it = lids_.find(port_guid);
   return it == lids_.end() ? 0 : it->second;
+}
+
+void SubnetManager::keep_port_info(uint32_t node, uint8_t port, const mad::PortInfo& pi) {
+  if (node >= building_.nodes.size() || port >= building_.nodes[node].ports.size()) return;
+  SubnetNodePort& p = building_.nodes[node].ports[port];
+  p.known = true;
+  p.info = pi;
+}
+
+void SubnetManager::keep_switch_info(uint32_t routing_index, const mad::SwitchInfo& si) {
+  if (routing_index >= switch_nodes_.size()) return;
+  SubnetNode& n = building_.nodes[switch_nodes_[routing_index]];
+  n.has_switch_info = true;
+  n.switch_info = si;
 }
 
 uint64_t SubnetManager::phase_smps() {
@@ -157,6 +172,30 @@ void SubnetManager::read_ports() {
   // PortInfo says which ports have an SM (IsSM) and which LIDs they hold.
   const DiscoveryResult& r = discovery_.result();
   building_ = Subnet{};
+  building_.lmc = options_.lmc;
+  building_.nodes.resize(r.nodes.size());
+  for (uint32_t i = 0; i < r.nodes.size(); ++i) {
+    const DiscoveredNode& d = r.nodes[i];
+    SubnetNode& n = building_.nodes[i];
+    n.info = d.info;
+    n.description = d.description;
+    n.port_guids = d.port_guids;
+    n.ports.resize(d.num_ports + 1u);
+    for (std::size_t p = 0; p < d.port_info.size() && p < n.ports.size(); ++p)
+      if (d.port_info_read[p]) n.ports[p] = SubnetNodePort{true, d.port_info[p], -1, 0};
+    building_.node_by_guid.emplace(d.guid, i);
+  }
+  for (const DiscoveredLink& l : r.links) {
+    const uint32_t a = node_by_guid_.at(l.a_guid), b = node_by_guid_.at(l.b_guid);
+    if (l.a_port < building_.nodes[a].ports.size()) {
+      building_.nodes[a].ports[l.a_port].peer_node = static_cast<int32_t>(b);
+      building_.nodes[a].ports[l.a_port].peer_port = l.b_port;
+    }
+    if (l.b_port < building_.nodes[b].ports.size()) {
+      building_.nodes[b].ports[l.b_port].peer_node = static_cast<int32_t>(a);
+      building_.nodes[b].ports[l.b_port].peer_port = l.a_port;
+    }
+  }
   building_.ports.resize(end_ports_.size());
   read_pi_.assign(end_ports_.size(), mad::PortInfo{});
   read_ok_.assign(end_ports_.size(), false);
@@ -189,6 +228,7 @@ void SubnetManager::read_ports() {
                 [this, i](std::span<const uint8_t> smp, uint16_t st) {
                   if (smp.empty() || st != 0) return;
                   const mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
+                  keep_port_info(end_ports_[i].node, end_ports_[i].port, pi);
                   building_.ports[i].neighbor_mtu = pi.neighbor_mtu;
                   building_.ports[i].rate = link_rate_enum(pi);
                   read_pi_[i] = pi;
@@ -301,7 +341,10 @@ void SubnetManager::assign_lids() {
     pi.subnet_timeout = options_.subnet_timeout;
     pi.client_reregister = reregister && e.port != 0;
     pi.port_state = mad::port_state::kNoChange;
-    sender_.set(r.nodes[e.node].path, mad::PortInfo::kAttributeId, e.port, packed(pi), {});
+    sender_.set(r.nodes[e.node].path, mad::PortInfo::kAttributeId, e.port, packed(pi),
+                [this, node = e.node, port = e.port](std::span<const uint8_t> ans, uint16_t st) {
+                  if (!ans.empty() && st == 0) keep_port_info(node, port, mad::PortInfo::unpack(smp_data(ans)));
+                });
   }
   sender_.when_idle([this] {
     report_.lids_set = hca_.fabric().sim().now();
@@ -379,8 +422,13 @@ void SubnetManager::program_routes() {
     }
   building_.switch_paths.assign(in.switches.size(), {});
   building_.mcast_fdb_cap = 0xFFFF;
+  switch_nodes_.assign(in.switches.size(), 0);
   for (uint32_t i = 0; i < r.nodes.size(); ++i)
-    if (sw_index[i] >= 0) building_.switch_paths[static_cast<uint32_t>(sw_index[i])] = r.nodes[i].path;
+    if (sw_index[i] >= 0) {
+      building_.switch_paths[static_cast<uint32_t>(sw_index[i])] = r.nodes[i].path;
+      building_.nodes[i].routing_index = sw_index[i];
+      switch_nodes_[static_cast<uint32_t>(sw_index[i])] = i;
+    }
   // Per switch, in discovery order: SwitchInfo (Get, then Set with
   // LinearFDBTop once the answer is in), then every LFT block up to the
   // top. The requests are made as they leave, from building_, which stays
@@ -401,7 +449,11 @@ void SubnetManager::program_routes() {
         si.linear_fdb_top = top;
         Block b{};
         si.pack(b);
-        sender_.set(building_.switch_paths[sw], mad::SwitchInfo::kAttributeId, 0, b, {});
+        sender_.set(building_.switch_paths[sw], mad::SwitchInfo::kAttributeId, 0, b,
+                    [this, sw](std::span<const uint8_t> ans, uint16_t s2) {
+                      if (ans.empty() || s2 != 0) return;
+                      keep_switch_info(sw, mad::SwitchInfo::unpack(smp_data(ans)));
+                    });
       };
       return;
     }
@@ -436,36 +488,40 @@ void SubnetManager::activate(uint8_t target) {
     visits_.clear();
     // Every end of every discovered link, and every switch's port 0.
     for (const DiscoveredLink& l : r.links) {
-      visits_.push_back(PortAt{DrRoute(r.nodes[node_by_guid_.at(l.a_guid)].path), l.a_port});
-      visits_.push_back(PortAt{DrRoute(r.nodes[node_by_guid_.at(l.b_guid)].path), l.b_port});
+      const uint32_t a = node_by_guid_.at(l.a_guid), b = node_by_guid_.at(l.b_guid);
+      visits_.push_back(PortAt{DrRoute(r.nodes[a].path), l.a_port, a});
+      visits_.push_back(PortAt{DrRoute(r.nodes[b].path), l.b_port, b});
     }
-    for (const DiscoveredNode& n : r.nodes)
-      if (n.is_switch()) visits_.push_back(PortAt{DrRoute(n.path), 0});
+    for (uint32_t i = 0; i < r.nodes.size(); ++i)
+      if (r.nodes[i].is_switch()) visits_.push_back(PortAt{DrRoute(r.nodes[i].path), 0, i});
     // visits_ stays as it is until the sender is idle, after the last Get.
     sender_.generate(visits_.size(), [this](std::size_t i, SmpSender::Request& q) {
       const uint8_t port = visits_[i].port;
+      const uint32_t node = visits_[i].node;
       q.method = mad::dr_smp::kMethodGet;
       q.attr = mad::PortInfo::kAttributeId;
       q.modifier = port;
       q.path = visits_[i].route;
-      q.cb = [this, port](std::span<const uint8_t> smp, uint16_t st) {
+      q.cb = [this, port, node](std::span<const uint8_t> smp, uint16_t st) {
         if (smp.empty() || st != 0) return;
         mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
+        keep_port_info(node, port, pi);
         pi.client_reregister = false;
         const DrRoute route = DrRoute::of_smp(smp);
         if (pi.port_state == mad::port_state::kArmed) {
-          armed_.push_back(ArmedPort{PortAt{route, port}, pi});
+          armed_.push_back(ArmedPort{PortAt{route, port, node}, pi});
           return;
         }
         if (pi.port_state != mad::port_state::kInit) return;
         pi.port_state = mad::port_state::kArmed;
         sender_.set(route.span(), mad::PortInfo::kAttributeId, port, packed(pi),
-                    [this, port](std::span<const uint8_t> ans, uint16_t s2) {
+                    [this, port, node](std::span<const uint8_t> ans, uint16_t s2) {
                       if (ans.empty() || s2 != 0) return;
                       mad::PortInfo now = mad::PortInfo::unpack(smp_data(ans));
+                      keep_port_info(node, port, now);
                       now.client_reregister = false;
                       if (now.port_state == mad::port_state::kArmed)
-                        armed_.push_back(ArmedPort{PortAt{DrRoute::of_smp(ans), port}, now});
+                        armed_.push_back(ArmedPort{PortAt{DrRoute::of_smp(ans), port, node}, now});
                     });
       };
     });
@@ -483,8 +539,10 @@ void SubnetManager::activate(uint8_t target) {
     q.modifier = a.at.port;
     q.path = a.at.route;
     a.info.pack(q.data);
-    q.cb = [this](std::span<const uint8_t> ans, uint16_t s2) {
-      if (!ans.empty() && s2 == 0) ++report_.ports_activated;
+    q.cb = [this, node = a.at.node, port = a.at.port](std::span<const uint8_t> ans, uint16_t s2) {
+      if (ans.empty() || s2 != 0) return;
+      ++report_.ports_activated;
+      keep_port_info(node, port, mad::PortInfo::unpack(smp_data(ans)));
     };
   });
   sender_.when_idle([this] {
@@ -511,6 +569,12 @@ void SubnetManager::finish() {
     groups_->drop_port(p.guid);
     sa_->drop_port(p.guid);
     sa_->report(65, wire::Gid::from(subnet_.prefix, p.guid), std::nullopt);
+  }
+  building_.sms.clear();
+  building_.sms.push_back(SubnetSm{building_.sm_port_guid, building_.sm_lid, sm_info()});
+  for (const RemoteSm& rs : remotes_) {
+    const SubnetPort* p = building_.by_guid(rs.info.guid);
+    building_.sms.push_back(SubnetSm{rs.info.guid, p ? p->lid : uint16_t{0}, rs.info});
   }
   subnet_ = std::move(building_);
   mcast_->reroute_all();

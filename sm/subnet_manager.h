@@ -161,6 +161,9 @@ class SubnetManager {
   void finish();
   void fail(const std::string& why);
   uint64_t phase_smps();
+  // Keep an SMA's answer in the Subnet being built (node: discovery index).
+  void keep_port_info(uint32_t node, uint8_t port, const mad::PortInfo& pi);
+  void keep_switch_info(uint32_t routing_index, const mad::SwitchInfo& si);
   // State changes and timers.
   void become_master();
   void become_standby(const RemoteSm& master);
@@ -201,6 +204,7 @@ class SubnetManager {
   struct PortAt {
     DrRoute route;  // to the port's node
     uint8_t port;
+    uint32_t node;  // index into the discovery result
   };
   struct ArmedPort {
     PortAt at;
@@ -219,6 +223,7 @@ class SubnetManager {
   std::unique_ptr<SmInfoAgent> sm_info_agent_;
   std::vector<EndPort> end_ports_;
   std::unordered_map<uint64_t, uint32_t> node_by_guid_;
+  std::vector<uint32_t> switch_nodes_;  // routing switch index -> discovery index
   Subnet subnet_;        // published at the end of a sweep
   Subnet building_;      // filled during a sweep
   SweepReport report_;

@@ -82,6 +82,13 @@ class Port {
   // GUIDInfo: entry 0 stands for the port GUID (read-only); the others are
   // alias GUIDs an SM may assign. GUIDCap = its size.
   std::array<uint64_t, 8> guid_table{};
+  // SLtoVLMappingTable (8 bytes as the SMP carries it) by input port: a
+  // switch port's, for each port packets come in by; a CA port's at [0].
+  // Entries not set yet map every SL to VL0 (all zero).
+  std::vector<std::array<uint8_t, 8>> sl_to_vl;
+  // VLArbitrationTable blocks 1..4 (low priority 0-31, 32-63, high
+  // priority 0-31, 32-63), as the SMP carries them; all zero until set.
+  std::array<std::array<uint8_t, 64>, 4> vl_arbitration{};
 
   PortCounters counters;
 

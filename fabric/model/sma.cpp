@@ -1,5 +1,6 @@
 #include "fabric/model/sma.h"
 
+#include <algorithm>
 #include <cstring>
 #include <span>
 
@@ -9,7 +10,9 @@
 #include "fabric/mad/node_info.h"
 #include "fabric/mad/pkey_table.h"
 #include "fabric/mad/port_info.h"
+#include "fabric/mad/sl_to_vl_table.h"
 #include "fabric/mad/switch_info.h"
+#include "fabric/mad/vl_arbitration_table.h"
 #include "fabric/model/hca.h"
 #include "fabric/model/link.h"
 #include "fabric/model/switch_node.h"
@@ -55,6 +58,8 @@ void Sma::answer(Port& in, mad::SmpBuffer smp) {
       case mad::MulticastForwardingTable::kAttributeId: status = mft(mod, set, data); break;
       case mad::PKeyTable::kAttributeId: status = pkey_table(in, mod, set, data); break;
       case mad::GuidInfo::kAttributeId: status = guid_info(in, mod, set, data); break;
+      case mad::SlToVlTable::kAttributeId: status = sl_to_vl(in, mod, set, data); break;
+      case mad::VlArbitrationTable::kAttributeId: status = vl_arbitration(in, mod, set, data); break;
       default: status = st::kMethodAttrUnsupported; break;
     }
   }
@@ -287,6 +292,46 @@ uint16_t Sma::guid_info(Port& in, uint32_t mod, bool set, uint8_t* data) {
   for (std::size_t i = 0; i < t.guid.size() && first + i < p.guid_table.size(); ++i)
     t.guid[i] = first + i == 0 ? p.guid() : p.guid_table[first + i];
   t.pack(data_span(data));
+  return st::kOk;
+}
+
+// SLtoVLMappingTable: on a switch the modifier names the input port (15:8)
+// and the output port (7:0); a CA answers for the port the SMP came in by.
+uint16_t Sma::sl_to_vl(Port& in, uint32_t mod, bool set, uint8_t* data) {
+  Port* out = &in;
+  std::size_t input = 0;
+  if (node_.is_switch()) {
+    const uint32_t o = mod & 0xFF, i = (mod >> 8) & 0xFF;
+    if (o > node_.num_ports() || i > node_.num_ports()) return st::kInvalidAttrValue;
+    out = &node_.port(static_cast<uint8_t>(o));
+    input = i;
+  }
+  if (set) {
+    if (out->sl_to_vl.size() <= input) out->sl_to_vl.resize(input + 1, std::array<uint8_t, 8>{});
+    std::copy_n(data, mad::SlToVlTable::kSize, out->sl_to_vl[input].begin());
+  }
+  std::fill_n(data, 64, uint8_t{0});
+  if (input < out->sl_to_vl.size()) std::copy_n(out->sl_to_vl[input].begin(), mad::SlToVlTable::kSize, data);
+  return st::kOk;
+}
+
+// VLArbitrationTable: the modifier's 31:16 is the block (1..4), 7:0 the
+// output port on a switch; a CA answers for the port the SMP came in by.
+uint16_t Sma::vl_arbitration(Port& in, uint32_t mod, bool set, uint8_t* data) {
+  const uint32_t block = mod >> 16;
+  if (block < 1 || block > 4) return st::kInvalidAttrValue;
+  Port* p = &in;
+  if (node_.is_switch()) {
+    if ((mod & 0xFF) > node_.num_ports()) return st::kInvalidAttrValue;
+    p = &node_.port(static_cast<uint8_t>(mod & 0xFF));
+  }
+  auto& table = p->vl_arbitration[block - 1];
+  if (set) {
+    // Each entry's VL is 4 bits; the reserved high nibble reads as zero.
+    const auto t = mad::VlArbitrationTable::unpack(std::span<const uint8_t>(data, 64));
+    t.pack(table);
+  }
+  std::copy(table.begin(), table.end(), data);
   return st::kOk;
 }
 

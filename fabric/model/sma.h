@@ -33,6 +33,8 @@ class Sma {
   uint16_t mft(uint32_t mod, bool set, uint8_t* data);
   uint16_t pkey_table(Port& in, uint32_t mod, bool set, uint8_t* data);
   uint16_t guid_info(Port& in, uint32_t mod, bool set, uint8_t* data);
+  uint16_t sl_to_vl(Port& in, uint32_t mod, bool set, uint8_t* data);
+  uint16_t vl_arbitration(Port& in, uint32_t mod, bool set, uint8_t* data);
   Port* port_for(Port& in, uint32_t mod);
 
   Node& node_;

@@ -59,12 +59,13 @@
 #include "sm/mcast/mft_shadow.h"
 #include "sm/mcast/root_cost.h"
 #include "sm/sa/mcast_routing.h"
+#include "sm/sa/mft_view.h"
 #include "sm/smp_sender.h"
 #include "sm/subnet.h"
 
 namespace ibfab::sm {
 
-class McastManager final : public McastRouting {
+class McastManager final : public McastRouting, public MftView {
  public:
   McastManager(const Subnet& subnet, SmpSender& sender, McastPolicies policies = McastPolicies::opensm(),
                sim::Time batch = sim::Time::zero());
@@ -125,6 +126,11 @@ class McastManager final : public McastRouting {
   // The MFT ports the manager wants on switch `guid` for `mlid` (empty: no
   // entry).
   PortMask mft(uint64_t guid, uint16_t mlid) const { return shadow_.desired(guid, mlid); }
+  // The wanted MFT of switch `guid`, for the SA (MftView).
+  uint16_t mft_top(uint64_t guid) const override { return shadow_.top(guid); }
+  mad::MulticastForwardingTable mft_block(uint64_t guid, mad::MftAddress a) const override {
+    return shadow_.desired_block(guid, a);
+  }
   // (switch, MLID) pairs with any port set.
   std::size_t mft_entries() const { return shadow_.entries(); }
   std::map<uint64_t, std::size_t> mft_entries_per_switch() const { return shadow_.entries_per_switch(); }

@@ -73,4 +73,23 @@ void InformTable::drop_port(uint64_t port_guid) {
               subs_.end());
 }
 
+void InformTable::records(const Subnet& subnet, uint32_t requester,
+                          const mad::InformInfoRecord& req, uint64_t mask, bool trusted,
+                          std::vector<mad::InformInfoRecord>& out) const {
+  out.clear();
+  if (requester >= subnet.ports.size()) return;
+  for (const Subscription& sub : subs_) {
+    mad::InformInfoRecord r;
+    r.subscriber_gid = wire::Gid::from(subnet.prefix, sub.port_guid);
+    r.subscriber_enum = 0;
+    r.inform_info = sub.info;
+    if ((mask & mad::iir_comp::kSubscriberGid) && r.subscriber_gid != req.subscriber_gid) continue;
+    if ((mask & mad::iir_comp::kEnum) && r.subscriber_enum != req.subscriber_enum) continue;
+    const SubnetPort* p = subnet.by_guid(sub.port_guid);
+    if (!p || !pkey::shared(subnet.ports[requester], *p)) continue;
+    if (!trusted) r.inform_info.qpn = 0;
+    out.push_back(r);
+  }
+}
+
 }  // namespace ibfab::sm

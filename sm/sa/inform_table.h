@@ -8,6 +8,7 @@
 
 #include "fabric/mad/notice.h"
 #include "fabric/mad/sa/inform_info.h"
+#include "fabric/mad/sa/inform_info_record.h"
 #include "fabric/model/mad_agent.h"
 #include "sm/subnet.h"
 
@@ -36,6 +37,13 @@ class InformTable {
   // hold that P_Key.
   std::vector<const Subscription*> match(const Subnet& subnet, const mad::Notice& notice,
                                          std::optional<uint16_t> group_pkey) const;
+
+  // InformInfoRecords (OpenSM 3.3.23 osm_sa_informinfo.c), one per
+  // subscription in the order made: SubscriberGID (the subscriber port's
+  // GID) and Enum (always 0) matched when masked; the subscriber's port
+  // must share a P_Key with the requester's; QPN is 0 unless `trusted`.
+  void records(const Subnet& subnet, uint32_t requester, const mad::InformInfoRecord& req,
+               uint64_t mask, bool trusted, std::vector<mad::InformInfoRecord>& out) const;
 
   const std::vector<Subscription>& subscriptions() const { return subs_; }
   // Drops every subscription of a port that left the subnet.

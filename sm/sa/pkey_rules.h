@@ -3,6 +3,7 @@
 // is its low 15 bits (0 is invalid), bit 15 says full member.
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "sm/subnet.h"
 
@@ -25,11 +26,24 @@ inline bool holds(const SubnetPort& port, uint16_t p) {
 }
 
 // An entry of `a` matches an entry of `b`.
-inline bool shared(const SubnetPort& a, const SubnetPort& b) {
-  for (uint16_t x : a.pkeys)
-    for (uint16_t y : b.pkeys)
+inline bool shared(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
+  for (uint16_t x : a)
+    for (uint16_t y : b)
       if (match(x, y)) return true;
   return false;
+}
+inline bool shared(const SubnetPort& a, const SubnetPort& b) { return shared(a.pkeys, b.pkeys); }
+
+// The P_Key table the SA checks for a physical port: an end port's (a CA
+// port, a switch's port 0) as read. The SM does not read the tables of
+// switch external ports; they count as holding the default P_Key, as a
+// switch that does not enforce partitions does.
+inline const std::vector<uint16_t>& port_pkeys(const Subnet& s, const SubnetNode& n, uint8_t port) {
+  static const std::vector<uint16_t> kDefaultOnly{kDefault};
+  const uint64_t guid = n.is_switch() ? (port == 0 ? n.info.node_guid : 0)
+                                      : (port < n.port_guids.size() ? n.port_guids[port] : 0);
+  const SubnetPort* p = guid ? s.by_guid(guid) : nullptr;
+  return p ? p->pkeys : kDefaultOnly;
 }
 
 }  // namespace ibfab::sm::pkey

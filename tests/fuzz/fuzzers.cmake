@@ -4,7 +4,7 @@ ibfab_add_fuzzer(fuzz_addresses ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_addresses.cpp $
 ibfab_add_fuzzer(fuzz_packet ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_packet.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/packet 50000)
 ibfab_add_fuzzer(fuzz_node_receive ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_node_receive.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/node_receive 30000)
 ibfab_add_fuzzer(fuzz_sa_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_sa_request.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/sa_request 30000)
-target_sources(fuzz_sa_request PRIVATE ${PROJECT_SOURCE_DIR}/sm/sa/sa_enums.cpp ${PROJECT_SOURCE_DIR}/sm/sa/mcast_groups.cpp ${PROJECT_SOURCE_DIR}/sm/sa/rmpp_sender.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/inform_table.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_agent.cpp)
+target_sources(fuzz_sa_request PRIVATE ${PROJECT_SOURCE_DIR}/sm/sa/sa_enums.cpp ${PROJECT_SOURCE_DIR}/sm/sa/mcast_groups.cpp ${PROJECT_SOURCE_DIR}/sm/sa/rmpp_sender.cpp ${PROJECT_SOURCE_DIR}/sm/sa/path_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/node_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/port_info_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/link_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/multi_path_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/switch_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/port_table_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/qos_table_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sm_info_records.cpp ${PROJECT_SOURCE_DIR}/sm/sa/service_table.cpp ${PROJECT_SOURCE_DIR}/sm/sa/inform_table.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_agent.cpp)
 get_target_property(_sm_srcs ibfab_sm SOURCES)
 list(TRANSFORM _sm_srcs PREPEND ${PROJECT_SOURCE_DIR}/sm/)
 get_target_property(_server_srcs ibfab_server SOURCES)

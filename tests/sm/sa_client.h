@@ -9,12 +9,25 @@
 #include <span>
 #include <vector>
 
+#include "fabric/mad/sa/inform_info.h"
 #include "fabric/mad/sa/sa_mad.h"
 #include "fabric/model/fabric.h"
 
 namespace ibfab::sm::testing {
 
 using Mad = std::array<uint8_t, 256>;
+
+// A subscription to generic trap `trap` from any LID, type and producer.
+inline mad::InformInfo trap_subscription(uint16_t trap) {
+  mad::InformInfo ii;
+  ii.lid_range_begin = mad::inform_info::kAllLids;
+  ii.is_generic = 1;
+  ii.subscribe = mad::inform_info::kSubscribe;
+  ii.type = mad::inform_info::kAllTypes;
+  ii.trap_number = trap;
+  ii.producer_type = mad::inform_info::kAllProducers;
+  return ii;
+}
 
 class SaClient : public fabric::MadAgent {
  public:

@@ -31,14 +31,29 @@ inline SubnetPort make_port(uint64_t guid, uint16_t lid, std::vector<uint16_t> p
 }
 
 // The Subnet an SM would have built for `f` after configure_by_hand():
-// every HCA port and switch port 0 with its LID, MTU, rate and P_Keys.
-// The SM sits on `sm_hca` port 1.
+// every HCA port and switch port 0 with its LID, MTU, rate and P_Keys, and
+// every node with its NodeInfo, NodeDescription, and per end port the
+// PortInfo fields the SM sets (LID, LMC, MasterSMLID, GID prefix, IsSM on
+// the SM's port, state Active). The SM sits on `sm_hca` port 1.
 inline Subnet subnet_from_fabric(const fabric::Fabric& f, const fabric::Hca& sm_hca) {
   Subnet s;
   s.prefix = sm_hca.port(1).gid_prefix;
   s.sm_lid = sm_hca.port(1).lid;
   s.sm_port_guid = sm_hca.port(1).guid();
   s.mcast_fdb_cap = f.options().multicast_fdb_cap;
+  for (uint32_t i = 0; i < f.node_count(); ++i) {
+    const fabric::Node& n = f.node(i);
+    SubnetNode sn;
+    sn.info.node_type = n.is_switch() ? mad::NodeInfo::kTypeSwitch : mad::NodeInfo::kTypeCa;
+    sn.info.num_ports = n.num_ports();
+    sn.info.node_guid = n.guid();
+    sn.info.system_image_guid = n.system_guid();
+    sn.description = n.description();
+    sn.ports.resize(n.num_ports() + 1u);
+    sn.port_guids.assign(n.num_ports() + 1u, 0);
+    s.node_by_guid[n.guid()] = static_cast<uint32_t>(s.nodes.size());
+    s.nodes.push_back(std::move(sn));
+  }
   for (uint32_t i = 0; i < f.node_count(); ++i) {
     const fabric::Node& n = f.node(i);
     const uint8_t first = n.is_switch() ? 0 : 1;
@@ -56,6 +71,18 @@ inline Subnet subnet_from_fabric(const fabric::Fabric& f, const fabric::Hca& sm_
       const fabric::Link* link = n.is_switch() ? nullptr : port.link();
       p.rate = link ? link->rate().sa_rate() : 7;
       p.pkeys = port.pkeys.empty() ? std::vector<uint16_t>{0xFFFF} : port.pkeys;
+      SubnetNode& sn = s.nodes[s.node_by_guid.at(n.guid())];
+      sn.port_guids[pn] = port.guid();
+      SubnetNodePort& np = sn.ports[pn];
+      np.known = true;
+      np.info.gid_prefix = s.prefix;
+      np.info.lid = port.lid;
+      np.info.lmc = port.lmc;
+      np.info.master_sm_lid = s.sm_lid;
+      np.info.capability_mask = port.guid() == s.sm_port_guid ? mad::port_cap::kIsSM : 0;
+      np.info.local_port_num = pn;
+      np.info.neighbor_mtu = port.neighbor_mtu;
+      np.info.port_state = mad::port_state::kActive;
       add_port(s, std::move(p));
     }
   }

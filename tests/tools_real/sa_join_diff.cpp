@@ -16,6 +16,7 @@
 #include "fabric/mad/sa/mcmember_record.h"
 #include "fabric/mad/sa/sa_mad.h"
 #include "fabric/wire/byte_cursor.h"
+#include "tests/tools_real/umad_sa_port.h"
 
 using namespace ibfab;
 
@@ -60,20 +61,11 @@ std::string hex(const uint8_t* b, std::size_t n) {
 }  // namespace
 
 int main() {
-  umad_port_t port;
-  if (umad_init() < 0 || umad_get_port(nullptr, 0, &port) < 0) {
-    std::fprintf(stderr, "no umad port\n");
-    return 2;
-  }
-  const uint16_t sm_lid = static_cast<uint16_t>(port.sm_lid);
-  const wire::Gid my_gid = wire::Gid::from(be64toh(port.gid_prefix), be64toh(port.port_guid));
-  umad_release_port(&port);
-  const int fd = umad_open_port(nullptr, 0);
-  const int agent = fd < 0 ? -1 : umad_register(fd, 0x03, 2, 1, nullptr);
-  if (agent < 0) {
-    std::fprintf(stderr, "cannot open the port or register an SA agent\n");
-    return 2;
-  }
+  testing::UmadSaPort port;
+  if (!port.open()) return 2;
+  const int fd = port.fd, agent = port.agent;
+  const uint16_t sm_lid = port.sm_lid;
+  const wire::Gid my_gid = port.gid;
   std::vector<uint8_t> umad(umad_size() + 4096);
   uint32_t tid = 0x100;
   for (std::size_t i = 0; i < kOps.size(); ++i) {
@@ -110,6 +102,5 @@ int main() {
                 r.join_state, r.q_key, r.mtu_selector, r.mtu, r.rate_selector, r.rate, r.p_key, r.sl, r.flow_label,
                 r.hop_limit, r.scope, r.tclass, r.packet_life_time_selector, r.packet_life_time, r.proxy_join);
   }
-  umad_close_port(fd);
   return 0;
 }

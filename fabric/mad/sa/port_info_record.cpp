@@ -13,7 +13,6 @@ void PortInfoRecord::pack(std::span<uint8_t> data) const {
   w.u16(endport_lid);
   w.u8(port_num);
   w.u8(options);
-  w.u32(0);
   port_info.pack(data.subspan(kPortInfoOffset, PortInfo::kSize));
 }
 

@@ -36,24 +36,30 @@ inline constexpr uint32_t kIsLinkWidth2xSupported = 1u << 13;
 inline constexpr uint32_t kIsLinkSpeedHdrSupported = 1u << 15;
 }  // namespace sa_cap2
 
-// What OpenSM (3.3.21 and later, multicast enabled) puts in its SA
-// ClassPortInfo. kIsMulticastFdbTopSupported and kIsQosSupported are added
-// only when use_mfttop and qos are configured.
+// What OpenSM (3.3.21 and later, as Debian builds it: dual-sided RMPP, so
+// MultiPathRecord; default options: multicast enabled, use_mfttop on, QoS
+// off) puts in its SA ClassPortInfo. kIsQosSupported would be added with
+// QoS configured.
 namespace opensm_sa_cpi {
 inline constexpr uint8_t kClassVersion = 2;
 inline constexpr uint16_t kCapabilityMask = sa_cap::kIsGetSetNoticeSupported |
                                             sa_cap::kIsUdMulticastSupported |
+                                            sa_cap::kIsMultiPathSupported |
                                             sa_cap::kIsPortInfoCapMaskMatchSupported;
 inline constexpr uint32_t kCapabilityMask2 =
-    sa_cap2::kIsAliasGuidsSupported | sa_cap2::kIsFullPortInfoRecordSupported |
-    sa_cap2::kIsExtendedSpeedsSupported | sa_cap2::kIsMulticastServiceRecordsSupported |
-    sa_cap2::kIsPortInfoCapMask2MatchSupported | sa_cap2::kIsSendOnlyFullMemberSupported |
-    sa_cap2::kIsLinkWidth2xSupported | sa_cap2::kIsLinkSpeedHdrSupported;
+    sa_cap2::kIsMulticastFdbTopSupported | sa_cap2::kIsAliasGuidsSupported |
+    sa_cap2::kIsFullPortInfoRecordSupported | sa_cap2::kIsExtendedSpeedsSupported |
+    sa_cap2::kIsMulticastServiceRecordsSupported | sa_cap2::kIsPortInfoCapMask2MatchSupported |
+    sa_cap2::kIsSendOnlyFullMemberSupported | sa_cap2::kIsLinkWidth2xSupported |
+    sa_cap2::kIsLinkSpeedHdrSupported;
 // 4.096 us * 2^16 = 268 ms: the smallest encoding not below OpenSM's default
 // 200 ms transaction timeout.
 inline constexpr uint8_t kRespTimeValue = 16;
-static_assert(kCapabilityMask == 0x2202);
-static_assert(kCapabilityMask2 == 0xB5E0);
+// Redirection and traps: none, on QP1 with its well-known Q_Key.
+inline constexpr uint32_t kRedirectQp = 1;
+inline constexpr uint32_t kQp1QKey = 0x80010000;
+static_assert(kCapabilityMask == 0x2602);
+static_assert(kCapabilityMask2 == 0xB5E8);
 }  // namespace opensm_sa_cpi
 
 }  // namespace ibfab::mad

@@ -5,11 +5,22 @@
 
 #include "fabric/mad/class_port_info.h"
 #include "fabric/mad/notice.h"
+#include "fabric/mad/sa/guid_info_record.h"
 #include "fabric/mad/sa/inform_info.h"
+#include "fabric/mad/sa/inform_info_record.h"
+#include "fabric/mad/sa/lft_record.h"
+#include "fabric/mad/sa/link_record.h"
 #include "fabric/mad/sa/mcmember_record.h"
+#include "fabric/mad/sa/mft_record.h"
 #include "fabric/mad/sa/node_record.h"
 #include "fabric/mad/sa/path_record.h"
+#include "fabric/mad/sa/pkey_table_record.h"
 #include "fabric/mad/sa/port_info_record.h"
+#include "fabric/mad/sa/service_record.h"
+#include "fabric/mad/sa/sl_to_vl_table_record.h"
+#include "fabric/mad/sa/sm_info_record.h"
+#include "fabric/mad/sa/switch_info_record.h"
+#include "fabric/mad/sa/vl_arbitration_table_record.h"
 #include "fabric/wire/byte_cursor.h"
 #include "fabric/wire/rmpp_header.h"
 
@@ -37,6 +48,17 @@ uint16_t sa_attribute_offset_for(uint16_t attribute_id) {
     case PortInfoRecord::kAttributeId: return PortInfoRecord::kAttributeOffset;
     case PathRecord::kAttributeId: return PathRecord::kAttributeOffset;
     case McMemberRecord::kAttributeId: return McMemberRecord::kAttributeOffset;
+    case LinkRecord::kAttributeId: return LinkRecord::kAttributeOffset;
+    case SwitchInfoRecord::kAttributeId: return SwitchInfoRecord::kAttributeOffset;
+    case LftRecord::kAttributeId: return LftRecord::kAttributeOffset;
+    case MftRecord::kAttributeId: return MftRecord::kAttributeOffset;
+    case SmInfoRecord::kAttributeId: return SmInfoRecord::kAttributeOffset;
+    case PKeyTableRecord::kAttributeId: return PKeyTableRecord::kAttributeOffset;
+    case GuidInfoRecord::kAttributeId: return GuidInfoRecord::kAttributeOffset;
+    case ServiceRecord::kAttributeId: return ServiceRecord::kAttributeOffset;
+    case InformInfoRecord::kAttributeId: return InformInfoRecord::kAttributeOffset;
+    case SlToVlTableRecord::kAttributeId: return SlToVlTableRecord::kAttributeOffset;
+    case VlArbitrationTableRecord::kAttributeId: return VlArbitrationTableRecord::kAttributeOffset;
     default: return 0;
   }
 }

@@ -31,8 +31,8 @@ inline constexpr std::size_t kSaDataOffset = wire::SaHeader::kDataOffset;
 inline constexpr std::size_t kSaDataSize = wire::SaHeader::kDataSize;
 
 // The AttributeOffset (record size in 8-byte words, rounded up) of the SA
-// attributes this module has codecs for: ClassPortInfo, Notice, InformInfo,
-// NodeRecord, PortInfoRecord, PathRecord, MCMemberRecord. 0 for any other.
+// attributes this module has codecs for (ClassPortInfo, Notice, InformInfo
+// and the records of fabric/mad/sa/). 0 for any other.
 uint16_t sa_attribute_offset_for(uint16_t attribute_id);
 
 // A fresh SA request: zeroes the MAD, then BaseVersion 1, class 0x03,

@@ -175,11 +175,21 @@ TEST(SaMad, AttributeOffsets) {
   EXPECT_EQ(sa_attribute_offset_for(0x0002), 10);  // Notice, 80 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0003), 5);   // InformInfo, 36 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0011), 14);  // NodeRecord, 108 bytes
-  EXPECT_EQ(sa_attribute_offset_for(0x0012), 9);   // PortInfoRecord, 72 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0012), 9);   // PortInfoRecord, 68 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0035), 8);   // PathRecord, 64 bytes
   EXPECT_EQ(sa_attribute_offset_for(0x0038), 7);   // MCMemberRecord, 52 bytes
-  EXPECT_EQ(sa_attribute_offset_for(0x0031), 0);   // ServiceRecord: no codec here
-  EXPECT_EQ(sa_attribute_offset_for(0x00F3), 0);   // InformInfoRecord: no codec here
+  EXPECT_EQ(sa_attribute_offset_for(0x0013), 2);   // SLtoVLMappingTableRecord, 16 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0014), 3);   // SwitchInfoRecord, 24 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0015), 9);   // LinearForwardingTableRecord, 72 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0017), 9);   // MulticastForwardingTableRecord, 72 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0018), 4);   // SMInfoRecord, 25 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0020), 1);   // LinkRecord, 6 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0030), 9);   // GuidInfoRecord, 72 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0031), 22);  // ServiceRecord, 176 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0033), 9);   // P_KeyTableRecord, 72 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0036), 9);   // VLArbitrationTableRecord, 72 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x00F3), 8);   // InformInfoRecord, 60 bytes
+  EXPECT_EQ(sa_attribute_offset_for(0x0016), 0);   // RandomForwardingTableRecord: no codec
 }
 
 TEST(SaMad, RecordsInAPayload) {

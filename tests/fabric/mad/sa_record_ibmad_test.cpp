@@ -9,11 +9,14 @@
 #include <cstring>
 #include <string>
 
+#include "fabric/mad/sa/guid_info_record.h"
 #include "fabric/mad/sa/inform_info.h"
 #include "fabric/mad/sa/mcmember_record.h"
+#include "fabric/mad/sa/multi_path_record.h"
 #include "fabric/mad/sa/node_record.h"
 #include "fabric/mad/sa/path_record.h"
 #include "fabric/mad/sa/port_info_record.h"
+#include "fabric/mad/sa/service_record.h"
 #include "fabric/mad/sa/sa_mad.h"
 #include "tests/fabric/mad/ibmad_field_check.h"
 
@@ -200,8 +203,8 @@ TEST(SaRecordIbmad, NodeRecord) {
 }
 
 // libibmad has no PortInfoRecord entries; saquery dumps the embedded
-// PortInfo with the SMP field table at byte 8 of the record, as here.
-TEST(SaRecordIbmad, PortInfoRecordEmbedsPortInfoAtByte8) {
+// PortInfo with the SMP field table at byte 4 of the record, as here.
+TEST(SaRecordIbmad, PortInfoRecordEmbedsPortInfoAtByte4) {
   PortInfoRecord r;
   r.endport_lid = 0x0102;
   r.port_num = 7;
@@ -234,7 +237,7 @@ TEST(SaRecordIbmad, PortInfoRecordEmbedsPortInfoAtByte8) {
   EXPECT_EQ(mad_get_field(p, kPi, IB_PORT_CAPMASK2_F), 0xBEEFu);
   EXPECT_EQ(mad_get_field(p, kPi, IB_PORT_LINK_SPEED_EXT_ENABLED_F), 0x1Eu);
 
-  // And back: a PortInfo written by libibmad at byte 8 unpacks in place.
+  // And back: a PortInfo written by libibmad at byte 4 unpacks in place.
   std::array<uint8_t, 256> theirs{};
   theirs[0] = 0x01;
   theirs[1] = 0x02;
@@ -284,6 +287,112 @@ TEST(SaRecordIbmad, McMemberRecordsInsideAGetTableResponse) {
     mad_get_array(mad.data(), base, IB_SA_MCM_MGID_F, got.raw.data());
     EXPECT_EQ(got.str(), "ff12:401b:ffff::ffff:ff0" + std::to_string(i));
   }
+}
+
+}  // namespace
+}  // namespace ibfab::mad
+
+namespace ibfab::mad {
+namespace {
+
+// libibmad's ServiceRecord entries: ServiceID, ServiceGID, ServiceP_Key,
+// ServiceLease, ServiceKey, ServiceName and ServiceData (one array of the
+// last 64 bytes).
+TEST(SaRecordIbmad, ServiceRecord) {
+  using T = ServiceRecord;
+  cross_check<T>(
+      {
+          IBFAB_FIELD(T, IB_SA_SR_ID_F, 64, service_id),
+          IBFAB_FIELD(T, IB_SA_SR_PKEY_F, 16, service_p_key),
+          IBFAB_FIELD(T, IB_SA_SR_LEASE_F, 32, service_lease),
+      },
+      [](ServiceRecord& s) {
+        s.service_gid.raw.fill(0xFF);
+        s.service_key.fill(0xFF);
+        s.service_name.fill(0xFF);
+        s.data8.fill(0xFF);
+        s.data16.fill(0xFFFF);
+        s.data32.fill(0xFFFFFFFF);
+        s.data64.fill(~uint64_t{0});
+      },
+      [](uint8_t* buf) {
+        std::array<uint8_t, 64> ones;
+        ones.fill(0xFF);
+        mad_set_array(buf, 0, IB_SA_SR_GID_F, ones.data());
+        mad_set_array(buf, 0, IB_SA_SR_KEY_F, ones.data());
+        mad_set_array(buf, 0, IB_SA_SR_NAME_F, ones.data());
+        mad_set_array(buf, 0, IB_SA_SR_DATA_F, ones.data());
+      });
+  ServiceRecord s;
+  s.service_gid = gid_counting(0x40);
+  for (std::size_t i = 0; i < s.service_key.size(); ++i) s.service_key[i] = static_cast<uint8_t>(0x90 + i);
+  std::memcpy(s.service_name.data(), "ibfab.service", 13);
+  s.data8[0] = 0x11;
+  s.data16[0] = 0x2233;
+  s.data32[0] = 0x44556677;
+  s.data64[1] = 0x8899AABBCCDDEEFFull;
+  std::array<uint8_t, 256> buf{};
+  s.pack(std::span<uint8_t>(buf).first(T::kSize));
+  expect_gid_field(buf.data(), IB_SA_SR_GID_F, s.service_gid, "ServiceGID");
+  std::array<uint8_t, 16> key{};
+  mad_get_array(buf.data(), 0, IB_SA_SR_KEY_F, key.data());
+  EXPECT_EQ(key, s.service_key);
+  std::array<uint8_t, 64> name{};
+  mad_get_array(buf.data(), 0, IB_SA_SR_NAME_F, name.data());
+  EXPECT_EQ(name, s.service_name);
+  std::array<uint8_t, 64> data{};
+  mad_get_array(buf.data(), 0, IB_SA_SR_DATA_F, data.data());
+  EXPECT_EQ(data[0], 0x11);
+  EXPECT_EQ(data[16], 0x22);
+  EXPECT_EQ(data[17], 0x33);
+  EXPECT_EQ(data[32], 0x44);
+  EXPECT_EQ(data[63], 0xFF);
+  EXPECT_EQ(data[56], 0x88);
+}
+
+TEST(SaRecordIbmad, GuidInfoRecord) {
+  using T = GuidInfoRecord;
+  static_assert(T::kSize == IB_SA_GIR_RECSZ);
+  cross_check<T>({
+      IBFAB_FIELD(T, IB_SA_GIR_LID_F, 16, lid),
+      IBFAB_FIELD(T, IB_SA_GIR_BLOCKNUM_F, 8, block),
+      IBFAB_FIELD(T, IB_SA_GIR_GUID0_F, 64, guid_info.guid[0]),
+      IBFAB_FIELD(T, IB_SA_GIR_GUID1_F, 64, guid_info.guid[1]),
+      IBFAB_FIELD(T, IB_SA_GIR_GUID2_F, 64, guid_info.guid[2]),
+      IBFAB_FIELD(T, IB_SA_GIR_GUID3_F, 64, guid_info.guid[3]),
+      IBFAB_FIELD(T, IB_SA_GIR_GUID4_F, 64, guid_info.guid[4]),
+      IBFAB_FIELD(T, IB_SA_GIR_GUID5_F, 64, guid_info.guid[5]),
+      IBFAB_FIELD(T, IB_SA_GIR_GUID6_F, 64, guid_info.guid[6]),
+      IBFAB_FIELD(T, IB_SA_GIR_GUID7_F, 64, guid_info.guid[7]),
+  });
+}
+
+}  // namespace
+}  // namespace ibfab::mad
+
+namespace ibfab::mad {
+namespace {
+
+// libibmad knows NumbPath, SGIDCount, DGIDCount and the first GID.
+TEST(SaRecordIbmad, MultiPathRecord) {
+  using T = MultiPathRecord;
+  MultiPathRecord m;
+  m.numb_path = 0x55;
+  m.sgid_count = 0xA1;
+  m.dgid_count = 0x1B;
+  m.gids[0] = gid_counting(0x30);
+  m.service_id = 0x0102030405060708ull;
+  std::array<uint8_t, 256> buf{};
+  m.pack(std::span<uint8_t>(buf).first(T::kSize));
+  EXPECT_EQ(mad_get_field(buf.data(), 0, IB_SA_MP_NPATH_F), 0x55u);
+  EXPECT_EQ(mad_get_field(buf.data(), 0, IB_SA_MP_NSRC_F), 0xA1u);
+  EXPECT_EQ(mad_get_field(buf.data(), 0, IB_SA_MP_NDEST_F), 0x1Bu);
+  expect_gid_field(buf.data(), IB_SA_MP_GID0_F, m.gids[0], "SDGID[0]");
+  // ServiceID straddles: its top byte at 13, the rest at 17..23.
+  EXPECT_EQ(buf[13], 0x01);
+  EXPECT_EQ(buf[17], 0x02);
+  EXPECT_EQ(buf[23], 0x08);
+  EXPECT_EQ(T::unpack(std::span<const uint8_t>(buf).first(T::kSize)), m);
 }
 
 }  // namespace

@@ -296,12 +296,12 @@ TEST(PortInfoRecordLayout, PinnedOffsetsAndRoundTrip) {
   EXPECT_EQ(b[1], 0x02);
   EXPECT_EQ(b[2], 3);     // PortNum
   EXPECT_EQ(b[3], 0x80);  // Options
-  EXPECT_EQ(b[4] | b[5] | b[6] | b[7], 0);  // reserved
-  EXPECT_EQ(b[24], 0x01);  // PortInfo at 8: LID at 8 + 16
-  EXPECT_EQ(b[25], 0x02);
-  EXPECT_EQ(b[31], 0x02);  // CapabilityMask bit 1 (IsSM) at 8 + 20..23
-  EXPECT_EQ(b[40] & 0x0F, port_state::kActive);  // PortState at 8 + 32
-  EXPECT_EQ(PortInfoRecord::kAttributeOffset * 8u, PortInfoRecord::kSize);
+  EXPECT_EQ(b[20], 0x01);  // PortInfo at 4: LID at 4 + 16
+  EXPECT_EQ(b[21], 0x02);
+  EXPECT_EQ(b[27], 0x02);  // CapabilityMask bit 1 (IsSM) at 4 + 20..23
+  EXPECT_EQ(b[36] & 0x0F, port_state::kActive);  // PortState at 4 + 32
+  EXPECT_EQ(PortInfoRecord::kSize, 68u);
+  EXPECT_EQ(PortInfoRecord::kAttributeOffset * 8u, 72u);
   EXPECT_EQ(unpacked<PortInfoRecord>(b), r);
   EXPECT_EQ(pir_comp::kCapabilityMask, 1u << 7);
   EXPECT_EQ(kPirCapMaskMatchModifier, 0x80000000u);
@@ -359,9 +359,9 @@ TEST(InformInfoLayout, PinnedOffsetsAndRoundTrip) {
 }
 
 TEST(SaClassPortInfo, OpenSmCapabilities) {
-  EXPECT_EQ(opensm_sa_cpi::kCapabilityMask, (1u << 1) | (1u << 9) | (1u << 13));
+  EXPECT_EQ(opensm_sa_cpi::kCapabilityMask, (1u << 1) | (1u << 9) | (1u << 10) | (1u << 13));
   EXPECT_EQ(opensm_sa_cpi::kCapabilityMask2 & sa_cap2::kIsSendOnlyFullMemberSupported, 1u << 12);
-  for (unsigned bit : {5u, 6u, 7u, 8u, 10u, 12u, 13u, 15u}) {
+  for (unsigned bit : {3u, 5u, 6u, 7u, 8u, 10u, 12u, 13u, 15u}) {
     EXPECT_NE(opensm_sa_cpi::kCapabilityMask2 & (1u << bit), 0u) << bit;
   }
   EXPECT_EQ(opensm_sa_cpi::kRespTimeValue, 16);

@@ -12,7 +12,9 @@
 #include "fabric/mad/node_info.h"
 #include "fabric/mad/pkey_table.h"
 #include "fabric/mad/port_info.h"
+#include "fabric/mad/sl_to_vl_table.h"
 #include "fabric/mad/switch_info.h"
+#include "fabric/mad/vl_arbitration_table.h"
 #include "fabric/topology/topology_spec.h"
 #include "tests/fabric/model/mad_client.h"
 
@@ -230,6 +232,59 @@ TEST_F(SmaTest, LinearAndMulticastForwardingTablesRoundTrip) {
                                           mad::mft_attribute_modifier({1, 15}), {1}));
   ASSERT_TRUE(bad);
   EXPECT_EQ(MadClient::status(*bad), st::kInvalidAttrValue) << "position beyond the radix";
+}
+
+TEST_F(SmaTest, SlToVlTablesPerInputAndOutputPort) {
+  MadClient sm(fabric, *fabric.find_hca("H1"), wire::mgmt_class::kSubnDirected);
+  Switch& s1 = *fabric.find_switch("S1");
+  // S1, input port 1, output port 2.
+  const uint32_t mod = 1u << 8 | 2u;
+  auto before = sm.request(MadClient::dr_smp(kGet, mad::SlToVlTable::kAttributeId, mod, {1}));
+  ASSERT_TRUE(before);
+  ASSERT_EQ(MadClient::status(*before), st::kOk);
+  EXPECT_EQ(mad::SlToVlTable::unpack(MadClient::smp_data(*before)), mad::SlToVlTable{}) << "reset: every SL to VL0";
+  Mad set = MadClient::dr_smp(kSet, mad::SlToVlTable::kAttributeId, mod, {1});
+  mad::SlToVlTable t;
+  for (std::size_t sl = 0; sl < 16; ++sl) t.vl[sl] = static_cast<uint8_t>(sl % 8);
+  t.pack(MadClient::smp_data(set));
+  auto r = sm.request(set);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(MadClient::status(*r), st::kOk);
+  EXPECT_EQ(mad::SlToVlTable::unpack(MadClient::smp_data(*r)), t);
+  auto other = sm.request(MadClient::dr_smp(kGet, mad::SlToVlTable::kAttributeId, 2u << 8 | 2u, {1}));
+  ASSERT_TRUE(other);
+  EXPECT_EQ(mad::SlToVlTable::unpack(MadClient::smp_data(*other)), mad::SlToVlTable{}) << "another input port";
+  EXPECT_EQ(s1.port(2).sl_to_vl.at(1)[0], 0x01);
+  auto bad = sm.request(MadClient::dr_smp(kGet, mad::SlToVlTable::kAttributeId, s1.num_ports() + 1u, {1}));
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(MadClient::status(*bad), st::kInvalidAttrValue) << "output port beyond the radix";
+  // A CA: the port the SMP came in by.
+  Mad ca = MadClient::dr_smp(kSet, mad::SlToVlTable::kAttributeId, 0, {});
+  t.pack(MadClient::smp_data(ca));
+  ASSERT_EQ(MadClient::status(*sm.request(ca)), st::kOk);
+  EXPECT_EQ(fabric.find_hca("H1")->port(1).sl_to_vl.at(0)[7], 0x67);
+}
+
+TEST_F(SmaTest, VlArbitrationBlocksOneToFour) {
+  MadClient sm(fabric, *fabric.find_hca("H1"), wire::mgmt_class::kSubnDirected);
+  Mad set = MadClient::dr_smp(kSet, mad::VlArbitrationTable::kAttributeId, 3u << 16 | 1u, {1});
+  mad::VlArbitrationTable t;
+  for (std::size_t k = 0; k < t.entry.size(); ++k) t.entry[k] = {static_cast<uint8_t>(k % 8), static_cast<uint8_t>(k + 1)};
+  t.pack(MadClient::smp_data(set));
+  auto r = sm.request(set);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(MadClient::status(*r), st::kOk);
+  auto get = sm.request(MadClient::dr_smp(kGet, mad::VlArbitrationTable::kAttributeId, 3u << 16 | 1u, {1}));
+  ASSERT_TRUE(get);
+  EXPECT_EQ(mad::VlArbitrationTable::unpack(MadClient::smp_data(*get)), t);
+  auto low = sm.request(MadClient::dr_smp(kGet, mad::VlArbitrationTable::kAttributeId, 1u << 16 | 1u, {1}));
+  ASSERT_TRUE(low);
+  EXPECT_EQ(mad::VlArbitrationTable::unpack(MadClient::smp_data(*low)), mad::VlArbitrationTable{});
+  for (uint32_t block : {0u, 5u}) {
+    auto bad = sm.request(MadClient::dr_smp(kGet, mad::VlArbitrationTable::kAttributeId, block << 16 | 1u, {1}));
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(MadClient::status(*bad), st::kInvalidAttrValue) << "block " << block;
+  }
 }
 
 TEST_F(SmaTest, SwitchInfoReportsCapsAndClearsPortStateChange) {

@@ -1,8 +1,10 @@
-#include "sm/sa/sa_records.h"
+#include "sm/sa/path_records.h"
 
 #include <algorithm>
 #include <optional>
 
+#include "fabric/mad/forwarding_tables.h"
+#include "fabric/model/link_rate.h"
 #include "fabric/wire/mad_header.h"
 #include "sm/sa/pkey_rules.h"
 #include "sm/sa/sa_enums.h"
@@ -12,7 +14,6 @@ namespace {
 
 namespace pr = mad::pr_comp;
 constexpr uint64_t kLinkLocalPrefix = 0xfe80000000000000ull;
-constexpr uint32_t kIsSm = 1u << 1;  // PortInfo:CapabilityMask.IsSM
 
 bool masked(uint64_t mask, uint64_t bits) { return (mask & bits) == bits; }
 
@@ -37,6 +38,74 @@ std::optional<uint16_t> common_pkey(const SubnetPort& a, const SubnetPort& b) {
   return first;
 }
 
+constexpr uint8_t kRate2_5 = 2;  // what OpenSM computes for a width or speed it does not know
+constexpr int kMaxHops = 64;
+
+// ib_port_info_compute_rate: the SA rate of a port's active width and speed
+// (the extended speed counts when `extended`).
+uint8_t port_rate(const mad::PortInfo& pi, bool extended) {
+  const auto r = fabric::LinkRate::from_port_info(pi.link_width_active, pi.link_speed_active,
+                                                  extended ? pi.link_speed_ext_active : 0);
+  return r ? r->sa_rate() : kRate2_5;
+}
+
+bool has_ext_speeds(const mad::PortInfo& pi) {
+  return (pi.capability_mask & mad::port_cap::kIsExtendedSpeedsSupported) != 0;
+}
+
+struct Caps {
+  uint8_t mtu;
+  uint8_t rate;
+};
+
+// OpenSM's pr_rcv_get_path_parms walk from `src` to `dst` (whose LID is
+// `dlid`) through the LFTs the SM programmed: the smallest MTUCap and rate
+// of the source port, of both ports of every switch crossed and of the
+// destination port. nullopt when a route is missing; `known` false when the
+// view holds no routes at all (a Subnet built by hand).
+std::optional<Caps> walk(const Subnet& s, const SubnetPort& src, const SubnetPort& dst,
+                         uint16_t dlid, bool& known) {
+  known = !s.routes.lft.empty();
+  if (!known) return std::nullopt;
+  const SubnetNode* sn = s.node(src.node_guid);
+  const SubnetNode* dn = s.node(dst.node_guid);
+  if (!sn || !dn || src.port >= sn->ports.size() || !sn->ports[src.port].known) return std::nullopt;
+  const auto route = [&](const SubnetNode& n) -> int {
+    if (n.routing_index < 0 || static_cast<std::size_t>(n.routing_index) >= s.routes.lft.size()) return -1;
+    const auto& lft = s.routes.lft[static_cast<std::size_t>(n.routing_index)];
+    const uint8_t out = dlid < lft.size() ? lft[dlid] : mad::LinearForwardingTable::kNoPort;
+    return out == mad::LinearForwardingTable::kNoPort || out >= n.ports.size() ? -1 : out;
+  };
+  const mad::PortInfo& base = sn->ports[src.port].info;
+  Caps c{base.mtu_cap, port_rate(base, has_ext_speeds(base))};
+  const auto narrow = [&](const mad::PortInfo& pi, bool extended) {
+    c.mtu = std::min(c.mtu, pi.mtu_cap);
+    const uint8_t r = port_rate(pi, extended);
+    if (sa_enum::compare_rates(c.rate, r) > 0) c.rate = r;
+  };
+  const SubnetNode* node = sn;
+  int port = src.port;
+  if (sn->is_switch() && (port = route(*sn)) < 0) return std::nullopt;
+  const SubnetNode* dest_node = dn;
+  int dest_port = dst.port;
+  if (dn->is_switch() && (dest_port = route(*dn)) < 0) return std::nullopt;
+  for (int hops = 0; !(node == dest_node && port == dest_port); ++hops) {
+    const SubnetNodePort& out = node->ports[static_cast<std::size_t>(port)];
+    if (out.peer_node < 0 || hops > kMaxHops) return std::nullopt;
+    node = &s.nodes[static_cast<std::size_t>(out.peer_node)];
+    port = out.peer_port;
+    if (node == dest_node && port == dest_port) break;
+    if (!node->is_switch() || static_cast<std::size_t>(port) >= node->ports.size()) return std::nullopt;
+    const bool p0_ext = has_ext_speeds(node->ports[0].info);
+    narrow(node->ports[static_cast<std::size_t>(port)].info, p0_ext);
+    if ((port = route(*node)) < 0) return std::nullopt;
+    narrow(node->ports[static_cast<std::size_t>(port)].info, p0_ext);
+  }
+  const mad::PortInfo& last = node->ports[static_cast<std::size_t>(port)].info;
+  narrow(last, has_ext_speeds(last));
+  return c;
+}
+
 bool unicast_path(const Subnet& s, const SubnetPort& src, const SubnetPort& dst,
                   const mad::PathRecord& req, uint64_t mask, uint8_t packet_life,
                   mad::PathRecord& out) {
@@ -48,8 +117,12 @@ bool unicast_path(const Subnet& s, const SubnetPort& src, const SubnetPort& dst,
   r.dlid = (mask & pr::kDlid) ? req.dlid : dst.lid;
   if (!owns(src, r.slid) || !owns(dst, r.dlid)) return false;
   const bool loopback = &src == &dst;
-  const uint8_t mtu_cap = std::min(src.neighbor_mtu, dst.neighbor_mtu);
-  const uint8_t rate_cap = sa_enum::compare_rates(src.rate, dst.rate) <= 0 ? src.rate : dst.rate;
+  bool known = false;
+  const std::optional<Caps> caps = walk(s, src, dst, r.dlid, known);
+  if (known && !caps) return false;
+  const uint8_t mtu_cap = caps ? caps->mtu : std::min(src.neighbor_mtu, dst.neighbor_mtu);
+  const uint8_t rate_cap = caps ? caps->rate
+                                : (sa_enum::compare_rates(src.rate, dst.rate) <= 0 ? src.rate : dst.rate);
   const auto mtu_sel = masked(mask, pr::kMtuSelector | pr::kMtu)
                            ? std::optional<uint8_t>(req.mtu_selector) : std::nullopt;
   const auto rate_sel = masked(mask, pr::kRateSelector | pr::kRate)
@@ -87,7 +160,7 @@ bool unicast_path(const Subnet& s, const SubnetPort& src, const SubnetPort& dst,
 
 uint16_t path_records(const Subnet& s, const McastGroups& groups, uint32_t requester,
                       const mad::PathRecord& req, uint64_t mask, uint8_t packet_life,
-                      std::vector<mad::PathRecord>& out) {
+                      std::vector<mad::PathRecord>& out, bool first_only) {
   out.clear();
   const uint64_t sid = mask & pr::kServiceId;
   if (sid != 0 && sid != pr::kServiceId) return wire::mad_status::kSaInsufficientComponents;
@@ -118,77 +191,35 @@ uint16_t path_records(const Subnet& s, const McastGroups& groups, uint32_t reque
     return wire::mad_status::kOk;
   }
 
+  // Without a source, every port is one (OpenSM's "world" and "half"
+  // cases): destinations outer, sources inner, both in OpenSM's port table
+  // order (Subnet::table_key).
+  std::vector<const SubnetPort*> by_guid;
+  if (!(mask & (pr::kSgid | pr::kSlid)) || !(mask & (pr::kDgid | pr::kDlid))) by_guid = s.ports_in_table_order();
+  const auto done = [&] { return first_only && !out.empty(); };
   const auto to = [&](const SubnetPort* d) {
+    if (!d) return;
     mad::PathRecord r;
-    if (d && unicast_path(s, *src, *d, req, mask, packet_life, r)) out.push_back(r);
+    if (mask & (pr::kSgid | pr::kSlid)) {
+      if (unicast_path(s, *src, *d, req, mask, packet_life, r)) out.push_back(r);
+      return;
+    }
+    for (const SubnetPort* from : by_guid) {
+      if (done()) return;
+      if (unicast_path(s, *from, *d, req, mask, packet_life, r)) out.push_back(r);
+    }
   };
   if (mask & pr::kDgid) {
     to(port_by_gid(s, req.dgid));
   } else if (mask & pr::kDlid) {
     to(s.by_lid(req.dlid));
   } else {
-    for (const SubnetPort& d : s.ports) to(&d);
+    for (const SubnetPort* d : by_guid) {
+      if (done()) break;
+      to(d);
+    }
   }
   return wire::mad_status::kOk;
-}
-
-std::vector<mad::NodeRecord> node_records(const Subnet& s, const mad::NodeRecord& req,
-                                          uint64_t mask) {
-  namespace nr = mad::nr_comp;
-  std::vector<mad::NodeRecord> out;
-  for (const SubnetPort& p : s.ports) {
-    mad::NodeRecord r;
-    r.lid = p.lid;
-    r.node_info.node_type = p.is_switch ? mad::NodeInfo::kTypeSwitch : mad::NodeInfo::kTypeCa;
-    r.node_info.node_guid = p.node_guid;
-    r.node_info.port_guid = p.guid;
-    r.node_info.local_port_num = p.port;
-    r.node_info.num_ports = p.num_ports;
-    r.node_info.system_image_guid = p.system_guid;
-    r.node_info.partition_cap = p.partition_cap;
-    r.node_info.device_id = p.device_id;
-    r.node_info.vendor_id = p.vendor_id;
-    r.node_description.text = p.description;
-    const mad::NodeInfo& q = req.node_info;
-    if ((mask & nr::kLid) && req.lid != r.lid) continue;
-    if ((mask & nr::kNodeType) && q.node_type != r.node_info.node_type) continue;
-    if ((mask & nr::kNodeGuid) && q.node_guid != r.node_info.node_guid) continue;
-    if ((mask & nr::kPortGuid) && q.port_guid != r.node_info.port_guid) continue;
-    if ((mask & nr::kLocalPortNum) && q.local_port_num != r.node_info.local_port_num) continue;
-    out.push_back(r);
-  }
-  return out;
-}
-
-std::vector<mad::PortInfoRecord> port_info_records(const Subnet& s,
-                                                   const mad::PortInfoRecord& req, uint64_t mask,
-                                                   bool cap_mask_match) {
-  namespace pir = mad::pir_comp;
-  std::vector<mad::PortInfoRecord> out;
-  for (const SubnetPort& p : s.ports) {
-    mad::PortInfoRecord r;
-    r.endport_lid = p.lid;
-    r.port_num = p.port;
-    mad::PortInfo& pi = r.port_info;
-    pi.gid_prefix = s.prefix;
-    pi.lid = p.lid;
-    pi.lmc = p.lmc;
-    pi.master_sm_lid = s.sm_lid;
-    pi.capability_mask = p.guid == s.sm_port_guid ? kIsSm : 0;
-    pi.local_port_num = p.port;
-    pi.neighbor_mtu = p.neighbor_mtu;
-    pi.port_state = 4;  // Active: the SM's view after a sweep
-    if ((mask & pir::kEndportLid) && req.endport_lid != r.endport_lid) continue;
-    if ((mask & pir::kPortNum) && req.port_num != r.port_num) continue;
-    if ((mask & pir::kLid) && req.port_info.lid != pi.lid) continue;
-    if (mask & pir::kCapabilityMask) {
-      const uint32_t want = req.port_info.capability_mask;
-      if (cap_mask_match ? (pi.capability_mask & want) != want : pi.capability_mask != want)
-        continue;
-    }
-    out.push_back(r);
-  }
-  return out;
 }
 
 }  // namespace ibfab::sm
