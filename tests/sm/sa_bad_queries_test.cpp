@@ -2,6 +2,8 @@
 // drops them, no answer), and the SA goes on answering.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "fabric/mad/sa/link_record.h"
 #include "fabric/mad/sa/node_record.h"
 #include "fabric/mad/sa/path_record.h"
@@ -78,7 +80,7 @@ TEST_F(SaBadQueries, EmptyTablesAndMasksMatchingNothing) {
   ASSERT_TRUE(none);
   EXPECT_EQ(none->status, st::kOk);
   EXPECT_EQ(none->count(), 0u);
-  for (uint16_t attr : {0x0011, 0x0012, 0x0014, 0x0015, 0x0017, 0x0018, 0x0020, 0x0030, 0x0031, 0x00F3}) {
+  for (const uint16_t attr : std::initializer_list<uint16_t>{0x0011, 0x0012, 0x0014, 0x0015, 0x0017, 0x0018, 0x0020, 0x0030, 0x0031, 0x00F3}) {
     Mad m = ones;
     wire::store_be16(&m[16], attr);
     const auto a = raw(m);

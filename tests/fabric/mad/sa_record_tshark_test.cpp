@@ -96,12 +96,6 @@ bool same(const std::string& got, const std::string& want) {
   }
 }
 
-std::string list(std::initializer_list<unsigned long long> v) {
-  std::string s;
-  for (auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-  return s;
-}
-
 TEST(SaRecordTshark, WiresharkDecodesTheRecordsAsPacked) {
   if (::access(kTshark, X_OK) != 0) GTEST_SKIP() << "tshark is not installed";
   char tmpl[] = "/tmp/ibfab-sa-records-XXXXXX";
