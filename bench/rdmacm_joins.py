@@ -19,50 +19,16 @@ over R runs (default 3).
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from served_fabric import Served  # noqa: E402
 
 
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100.0 * (len(values) - 1))))]
-
-
-class Served:
-    def __init__(self, ibfab, topology, sm):
-        self.dir = tempfile.mkdtemp(prefix="ibfab-joins-")
-        self.sock = os.path.join(self.dir, "ibfab.sock")
-        self.ibfab = ibfab
-        args = [ibfab, "serve", "--topology", topology, "--socket", self.sock]
-        if sm == "opensm":
-            args += ["--sm", "none"]
-        self.engine = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        for line in self.engine.stdout:
-            if line.strip() == "ready":
-                break
-        self.opensm = None
-        if sm == "opensm":
-            env = dict(os.environ, OSM_CACHE_DIR=self.dir, OSM_TMP_DIR=self.dir)
-            log = os.path.join(self.dir, "osm.log")
-            self.opensm = subprocess.Popen(
-                [ibfab, "exec", "--node", "H1", "--socket", self.sock, "--", "opensm", "-f", log],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-            deadline = time.time() + 60
-            while time.time() < deadline and not (os.path.exists(log) and "SUBNET UP" in open(log).read()):
-                time.sleep(0.2)
-            time.sleep(2)  # the hosts' IPoIB joins, which follow the ports going Active
-
-    def run(self, node, *args):
-        return subprocess.Popen([self.ibfab, "exec", "--node", node, "--socket", self.sock, "--", *args],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def stop(self):
-        for p in (self.opensm, self.engine):
-            if p:
-                p.terminate()
-                p.wait()
 
 
 def collect(procs):
