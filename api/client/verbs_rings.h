@@ -58,7 +58,7 @@ struct SendWqe {
   uint8_t hop_limit = 0;
   uint8_t traffic_class = 0;
   uint8_t reserved[3] = {};
-  uint64_t stamp = 0;        // program_clock_ns() when it was posted (program order)
+  uint64_t stamp = 0;        // program_clock_ns() when it was posted, while QpRings::stamped; else 0
   uint8_t dgid[16] = {};
 };
 static_assert(sizeof(SendWqe) == 64);
@@ -98,6 +98,7 @@ struct QpRings {
   Counter rq_posted;  // client: receives posted
   Counter rq_taken;   // engine: receives filled or flushed
   Counter state;      // engine: the QP's ibv_qp_state as the engine last set it (IBV_QPS_ERR after an error)
+  Counter stamped;    // engine: non-zero while posts must carry SendWqe::stamp (the process has a MAD port)
 
   static std::size_t bytes(uint32_t sq_depth, uint32_t sq_slot, uint32_t rq_depth, uint32_t rq_slot) {
     return sizeof(QpRings) + std::size_t{sq_depth} * sq_slot + std::size_t{rq_depth} * rq_slot;

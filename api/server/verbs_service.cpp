@@ -81,11 +81,12 @@ class VerbsService::Cq {
 
 class VerbsService::Qp final : public fabric::UdEndpoint {
  public:
-  Qp(VerbsContext& ctx, uint32_t qpn, SharedMemory mem, const CreateQp& req, Cq* scq, Cq* rcq)
-      : ctx_(ctx), qpn_(qpn), mem_(std::move(mem)), rings_(mem_.as<QpRings>()), req_(req), scq_(scq), rcq_(rcq) {
+  Qp(VerbsContext& ctx, sim::Simulator& sim, uint32_t qpn, SharedMemory mem, const CreateQp& req, Cq* scq, Cq* rcq)
+      : ctx_(ctx), qpn_(qpn), mem_(std::move(mem)), rings_(mem_.as<QpRings>()), req_(req), scq_(scq), rcq_(rcq),
+        sim_(sim) {
     rings_->state.value.store(IBV_QPS_RESET, std::memory_order_release);
   }
-  ~Qp() override { sim().cancel(completing_timer_); }
+  ~Qp() override { sim_.cancel(completing_timer_); }
   uint32_t qpn() const { return qpn_; }
   uint8_t state() const { return state_; }
   void set_state(uint8_t s);
@@ -96,6 +97,7 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   // there was work.
   bool run(uint64_t limit = UINT64_MAX);
   bool posted() const { return rings_->sq_head.value.load(std::memory_order_acquire) != sq_tail_; }
+  void set_stamped(bool on) { rings_->stamped.value.store(on ? 1 : 0, std::memory_order_release); }
   const VerbsContext& context() const { return ctx_; }
   bool on_receive(const fabric::UdMessage& msg) override;
 
@@ -124,7 +126,6 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   // one send queue keep posting order, errors and flushes included.
   void complete_send(const Cqe& c, sim::Time at);
   void complete_due();
-  sim::Simulator& sim() const;
   Cqe completion() const {
     Cqe c;
     c.qp_handle = req_.user_handle;
@@ -148,7 +149,8 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
     Cqe cqe;
   };
   std::deque<Completing> completing_;  // send completions not yet due, times non-decreasing
-  sim::EventHandle completing_timer_;  // for the front of completing_
+  sim::EventHandle completing_timer_;  // pending while completing_ is not empty
+  sim::Simulator& sim_;
 };
 
 class VerbsContext final : public fabric::PortEventListener {
@@ -191,6 +193,10 @@ class VerbsContext final : public fabric::PortEventListener {
     return false;
   }
   bool ordered_by_caller = false;
+  void set_ordered_by_caller(bool on) {
+    ordered_by_caller = on;
+    for (auto& [qpn, qp] : qps_) qp->set_stamped(on);
+  }
   fabric::Hca& hca() { return hca_; }
   VerbsService& service() { return service_; }
 
@@ -244,13 +250,11 @@ bool VerbsService::Cq::push(const Cqe& e, bool solicited) {
 
 // --- Qp ---
 
-sim::Simulator& VerbsService::Qp::sim() const { return ctx_.hca().fabric().sim(); }
-
 void VerbsService::Qp::set_state(uint8_t s) {
   state_ = s;
   if (s == IBV_QPS_RESET) {  // the send queue's completions not yet written go with it
     completing_.clear();
-    sim().cancel(completing_timer_);
+    sim_.cancel(completing_timer_);
     sq_tail_ = rq_taken_ = 0;
     rings_->sq_tail.value.store(0, std::memory_order_release);
     rings_->rq_taken.value.store(0, std::memory_order_release);
@@ -274,7 +278,7 @@ bool VerbsService::Qp::run(uint64_t limit) {
   }
   const fabric::Port& port = ctx_.hca().port(ctx_.hca().qp_port(qpn_));
   const uint32_t mtu = fabric::mtu_bytes(port.neighbor_mtu);
-  const sim::Time now = sim().now();
+  const sim::Time now = sim_.now();
   while (sq_tail_ != head) {
     const uint8_t* slot = rings_->send_slot(sq_tail_, req_.sq_depth, req_.sq_slot);
     SendWqe w;
@@ -329,7 +333,7 @@ void VerbsService::Qp::flush() {
       Cqe c = completion();
       c.wr_id = w.wr_id;
       c.status = IBV_WC_WR_FLUSH_ERR;
-      complete_send(c, sim().now());
+      complete_send(c, sim_.now());
     }
   }
   const uint32_t posted = rings_->rq_posted.value.load(std::memory_order_acquire);
@@ -345,24 +349,26 @@ void VerbsService::Qp::flush() {
 }
 
 void VerbsService::Qp::complete_send(const Cqe& c, sim::Time at) {
-  const sim::Time now = sim().now();
+  const sim::Time now = sim_.now();
   if (!completing_.empty()) at = std::max(at, completing_.back().at);
   if (completing_.empty() && at <= now) {
     scq_->push(c, false);
     return;
   }
   completing_.push_back({at, c});
-  if (completing_.size() == 1) completing_timer_ = sim().schedule_at(at, [this] { complete_due(); });
+  if (completing_.size() == 1) completing_timer_ = sim_.schedule_at(at, [this] { complete_due(); });
 }
 
 void VerbsService::Qp::complete_due() {
-  const sim::Time now = sim().now();
+  const sim::Time now = sim_.now();
   while (!completing_.empty() && completing_.front().at <= now) {
     scq_->push(completing_.front().cqe, false);
     completing_.pop_front();
   }
+  // The rest at once when the last has left: a burst costs two events, and
+  // no completion is written before its message has left.
   if (!completing_.empty())
-    completing_timer_ = sim().schedule_at(completing_.front().at, [this] { complete_due(); });
+    completing_timer_ = sim_.schedule_at(completing_.back().at, [this] { complete_due(); });
 }
 
 bool VerbsService::Qp::on_receive(const fabric::UdMessage& m) {
@@ -498,7 +504,8 @@ int64_t VerbsContext::create_qp(const CreateQp& req, ReceivedFds& fds) {
   if (const int e = mem.map(fds.take(0), QpRings::bytes(req.sq_depth, req.sq_slot, req.rq_depth, req.rq_slot)))
     return e;
   const uint32_t qpn = hca_.create_ud_qp(1, 0, 0, nullptr, req.block_self_mcast_lb != 0);
-  auto qp = std::make_unique<VerbsService::Qp>(*this, qpn, std::move(mem), req, scq, rcq);
+  auto qp = std::make_unique<VerbsService::Qp>(*this, hca_.fabric().sim(), qpn, std::move(mem), req, scq, rcq);
+  qp->set_stamped(ordered_by_caller);
   if (req.qp_type == IBV_QPT_UD) hca_.set_endpoint(qpn, qp.get());
   scq->users++;
   rcq->users++;
@@ -598,7 +605,7 @@ bool VerbsService::run_rings(VerbsContext& context, uint64_t limit) { return con
 
 bool VerbsService::posted(const VerbsContext& context) const { return context.posted(); }
 
-void VerbsService::set_ordered_by_caller(VerbsContext& context, bool on) { context.ordered_by_caller = on; }
+void VerbsService::set_ordered_by_caller(VerbsContext& context, bool on) { context.set_ordered_by_caller(on); }
 
 bool VerbsService::prepare_to_sleep() {
   auto* page = page_.as<rings::EnginePage>();

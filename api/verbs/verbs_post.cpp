@@ -76,7 +76,10 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   int error = 0;
   {
     std::lock_guard lock(qp.sq_mu);
-    const uint64_t stamp = api::program_clock_ns();  // under the lock: one QP's stamps never go back
+    // Under the lock: one QP's stamps never go back. Only while the engine
+    // orders this process's posts with its MADs (it has a umad port open):
+    // a post made before that needs none, being older than any MAD.
+    const uint64_t stamp = qp.rings->stamped.value.load(std::memory_order_acquire) ? api::program_clock_ns() : 0;
     const uint32_t room = qp.sq_slot - static_cast<uint32_t>(sizeof(SendWqe));
     for (; wr; wr = wr->next) {
       if ((error = refuse(qp, *wr)) != 0) break;

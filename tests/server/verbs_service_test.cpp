@@ -11,8 +11,11 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 
+#include "api/client/session.h"
 #include "api/client/shared_memory.h"
+#include "api/client/socket_path.h"
 #include "api/client/verbs_link.h"
 #include "api/client/verbs_protocol.h"
 #include "api/client/verbs_rings.h"
@@ -129,6 +132,31 @@ TEST_F(VerbsService, PortEventsReachTheAsyncFd) {
   bool active = false;
   while (!active && (e = next_event(link.async_fd(), 3000))) active = e->type == IBV_EVENT_PORT_ACTIVE;
   EXPECT_TRUE(active);
+}
+
+// Program order: a process's posts carry a stamp only while it has a MAD
+// port open, and the engine says so in every QP ring of that process.
+TEST_F(VerbsService, PostsAreStampedWhileTheProcessHasAMadPort) {
+  client::VerbsLink link;
+  ASSERT_EQ(link.open(path(), "H3"), 0);
+  SharedMemory cq_mem, qp_mem;
+  const int64_t cq = create_cq(link, cq_mem);
+  ASSERT_GT(create_qp(link, qp_mem, static_cast<uint32_t>(cq)), 0);
+  auto* rings = qp_mem.as<QpRings>();
+  EXPECT_EQ(rings->stamped.value.load(), 0u) << "no MAD port yet";
+  const int mad = connect_to(path());
+  ASSERT_GE(mad, 0);
+  uint32_t handle = 0;
+  ASSERT_EQ(client::greet(mad, "H3", ConnectionKind::MadPort, 1, handle), 0);
+  EXPECT_NE(rings->stamped.value.load(), 0u) << "set before the MAD port's Hello was answered";
+  SharedMemory later;
+  ASSERT_GT(create_qp(link, later, static_cast<uint32_t>(cq)), 0);
+  EXPECT_NE(later.as<QpRings>()->stamped.value.load(), 0u) << "a QP made afterwards too";
+  ::close(mad);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (rings->stamped.value.load() != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_EQ(rings->stamped.value.load(), 0u) << "cleared once the process has no MAD port";
 }
 
 TEST_F(VerbsService, AClientsObjectsGoWithItsConnection) {
