@@ -31,7 +31,7 @@ struct SubnetPort {
   bool is_switch = false;   // a switch's management port
   uint8_t neighbor_mtu = 0; // PortInfo NeighborMTU (IBTA enum: 1 = 256 .. 5 = 4096)
   uint8_t rate = 0;         // SA rate enum of the link (2 = 2.5 .. 21 = 400 Gb/s)
-  std::vector<uint16_t> pkeys;  // P_KeyTable as read (at least block 0)
+  std::vector<uint16_t> pkeys;  // P_KeyTable as read: every block NodeInfo.PartitionCap gives (0 where unread)
   // Its node's NodeInfo fields and NodeDescription, as discovered (the SA's
   // NodeRecords).
   uint8_t num_ports = 0;

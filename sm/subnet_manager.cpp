@@ -215,12 +215,18 @@ void SubnetManager::read_ports() {
     sp.system_guid = n.system_guid;
     sp.description = n.description;
     building_.port_by_guid.emplace(sp.guid, i);
-    // Block 0 (32 entries) holds the partitions this subnet uses.
-    sender_.get(n.path, mad::PKeyTable::kAttributeId, 0, [this, i](std::span<const uint8_t> smp, uint16_t st) {
-      if (smp.empty() || st != 0) return;
-      const auto t = mad::PKeyTable::unpack(smp_data(smp));
-      building_.ports[i].pkeys.assign(t.p_key.begin(), t.p_key.end());
-    });
+    // Every block of the table NodeInfo.PartitionCap says it has, as
+    // OpenSM reads them (the SA lists them all).
+    constexpr std::size_t kPer = mad::PKeyTable::kEntriesPerBlock;
+    const std::size_t blocks = std::max<std::size_t>(1, (std::size_t{n.partition_cap} + kPer - 1) / kPer);
+    sp.pkeys.assign(blocks * kPer, 0);
+    for (std::size_t b = 0; b < blocks; ++b)
+      sender_.get(n.path, mad::PKeyTable::kAttributeId, static_cast<uint32_t>(b),
+                  [this, i, b](std::span<const uint8_t> smp, uint16_t st) {
+                    if (smp.empty() || st != 0) return;
+                    const auto t = mad::PKeyTable::unpack(smp_data(smp));
+                    std::copy(t.p_key.begin(), t.p_key.end(), building_.ports[i].pkeys.begin() + b * kPer);
+                  });
   }
   for (uint32_t i = 0; i < end_ports_.size(); ++i) {
     const EndPort& e = end_ports_[i];

@@ -9,8 +9,9 @@
 // number); a switch: every port, or PortNum's when masked (out of range:
 // none). A port sharing no P_Key with the requester is skipped; one record
 // per block held (BlockNum masked: that block). LID: a CA port's own, a
-// switch's port 0 LID. The SM reads block 0 of end ports only: switch
-// external ports have no table, hence no record.
+// switch's port 0 LID. The SM reads every block of an end port's table
+// (NodeInfo.PartitionCap entries); switch external ports have no table
+// (no partition enforcement), hence no record.
 //
 // GuidInfoRecord (Get/GetTable): CA ports and switch port 0s, in OpenSM's
 // node table order, with a non-zero GUIDCap; one record per 8 GUIDs of GUIDCap

@@ -56,7 +56,6 @@ KNOWN = {
     ("PIR", "IsSM"): "OpenSM under `ibfab exec` cannot set IsSM on its port (no issm device)",
     ("LFTR", None): "the entries follow each SM's LIDs and routing engine",
     ("MFTR", None): "the entries follow each SM's port numbering of its trees",
-    ("PKTR", None): "OpenSM lists switch external ports; ibfab's switches keep a P_Key table on port 0 only",
     ("PIR", "LMC:"): "set by each SM",
     ("PIR", "SubnetTimeout:"): "set by each SM",
     ("PIR", "HoqLife:"): "OpenSM sets HOQLife; ibfab's SM leaves the SMA's value",

@@ -27,6 +27,9 @@ struct PKeyTableRecord {
   static constexpr std::size_t kBlockOffset = 8;
 
   uint16_t lid = 0;
+  // BlockNum goes little-endian, as OpenSM 3.3.23 sends it and reads it
+  // (a host-order field in its ib_pkey_table_record_t, on x86) and as
+  // saquery prints it; the IBTA and Wireshark read the field big-endian.
   uint16_t block = 0;
   uint8_t port = 0;
   PKeyTable table{};
