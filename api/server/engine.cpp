@@ -332,8 +332,12 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   }
 }
 
-void Engine::order(const Process& p) {
-  for (VerbsContext* v : p.verbs) verbs_.set_ordered_by_caller(*v, !p.mad_ports.empty());
+void Engine::order(uint32_t pid) {
+  const Process& p = processes_[pid];
+  const bool both = !p.mad_ports.empty() && !p.verbs.empty();
+  for (VerbsContext* v : p.verbs) verbs_.set_ordered_by_caller(*v, both);
+  std::erase(ordered_, pid);
+  if (both) ordered_.push_back(pid);
 }
 
 void Engine::forget(uint32_t pid, const Connection& c) {
@@ -341,7 +345,7 @@ void Engine::forget(uint32_t pid, const Connection& c) {
   if (it == processes_.end()) return;
   std::erase(it->second.verbs, c.verbs);
   std::erase(it->second.mad_ports, &c);
-  order(it->second);
+  order(pid);
   if (it->second.verbs.empty() && it->second.mad_ports.empty()) processes_.erase(it);
   if (c.verbs) count_verbs_clients();
 }
@@ -389,16 +393,13 @@ void Engine::take_posted_work(uint32_t pid) {
       if (!next) break;
       for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, next->held_stamp);
       ReceivedFds none;
-      std::vector<uint8_t> message = std::move(next->held);
-      next->held.clear();
-      if (!handle(*next, message, none)) next->broken = true;
-      next->held = std::move(message);  // its capacity, for the next one
-      next->held.clear();
+      if (!handle(*next, next->held, none)) next->broken = true;  // handle reads no MAD port itself
+      next->held.clear();  // keeps its capacity for the next one
     }
     for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, limit);
     if (!later) return;
   }
-  unsettled_.push_back(pid);
+  if (std::find(unsettled_.begin(), unsettled_.end(), pid) == unsettled_.end()) unsettled_.push_back(pid);
 }
 
 bool Engine::run_rings() {
@@ -409,17 +410,17 @@ bool Engine::run_rings() {
     for (uint32_t pid : pids) take_posted_work(pid);
     work = true;
   }
-  for (auto& [pid, p] : processes_)
-    if (!p.mad_ports.empty() && !p.verbs.empty()) {
-      bool posted = false;
-      for (VerbsContext* v : p.verbs) posted |= verbs_.posted(*v);
-      if (posted) {
-        take_posted_work(pid);
-        work = true;
-      } else {
-        for (VerbsContext* v : p.verbs) work |= verbs_.run_rings(*v, 0);  // receives and flushes only
-      }
+  for (const uint32_t pid : ordered_) {
+    const Process& p = processes_[pid];
+    bool posted = false;
+    for (VerbsContext* v : p.verbs) posted |= verbs_.posted(*v);
+    if (posted) {
+      take_posted_work(pid);  // changes no process's connections: ordered_ stays as it is
+      work = true;
+    } else {
+      for (VerbsContext* v : p.verbs) work |= verbs_.run_rings(*v, 0);  // receives and flushes only
     }
+  }
   return work;
 }
 
@@ -581,14 +582,14 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
   if (c.kind == ConnectionKind::MadPort) {
     c.handle = next_handle_++;
     process(c.pid).mad_ports.push_back(&c);
-    order(process(c.pid));
+    order(c.pid);
   }
   r.handle = c.handle;
   if (c.kind == ConnectionKind::Cm) c.cm = cm_->open(hca, c.pid);
   if (c.kind == ConnectionKind::Verbs) {
     c.verbs = verbs_.open(*hca, fds.take(0));
     process(c.pid).verbs.push_back(c.verbs);
-    order(process(c.pid));
+    order(c.pid);
     count_verbs_clients();
     const int give[] = {verbs_.doorbell_fd(), verbs_.page_fd()};
     if (send_message(c.fd, MsgType::HelloReply, &r, sizeof r, {}, give) != 0) return false;

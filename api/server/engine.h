@@ -167,8 +167,10 @@ class Engine {
   };
   Process& process(uint32_t pid) { return processes_[pid]; }
   // A process with MAD ports has its rings taken by take_posted_work, in
-  // program order with its MADs; the others' by VerbsService::run_rings.
-  void order(const Process& p);
+  // program order with its MADs (it is in ordered_); the others' by
+  // VerbsService::run_rings.
+  void order(uint32_t pid);
+  std::vector<uint32_t> ordered_;  // processes with both verbs and MAD ports
   void forget(uint32_t pid, const Connection& c);  // `c` goes: its part of the process too
   void count_verbs_clients();  // sets spin_
   std::map<uint32_t, Process> processes_;  // by the pid of their Hello

@@ -192,9 +192,9 @@ class VerbsContext final : public fabric::PortEventListener {
       if (qp->posted()) return true;
     return false;
   }
-  bool ordered_by_caller = false;
+  bool ordered_by_caller() const { return ordered_by_caller_; }
   void set_ordered_by_caller(bool on) {
-    ordered_by_caller = on;
+    ordered_by_caller_ = on;
     for (auto& [qpn, qp] : qps_) qp->set_stamped(on);
   }
   fabric::Hca& hca() { return hca_; }
@@ -216,6 +216,7 @@ class VerbsContext final : public fabric::PortEventListener {
   VerbsService& service_;
   fabric::Hca& hca_;
   int async_fd_;
+  bool ordered_by_caller_ = false;  // its rings are taken in program order by the engine (a MAD port is open)
   uint32_t next_handle_ = 1;
   std::map<uint32_t, std::unique_ptr<Channel>> channels_;
   std::map<uint32_t, std::unique_ptr<VerbsService::Cq>> cqs_;
@@ -349,14 +350,16 @@ void VerbsService::Qp::flush() {
 }
 
 void VerbsService::Qp::complete_send(const Cqe& c, sim::Time at) {
-  const sim::Time now = sim_.now();
-  if (!completing_.empty()) at = std::max(at, completing_.back().at);
-  if (completing_.empty() && at <= now) {
-    scq_->push(c, false);
-    return;
+  if (completing_.empty()) {
+    if (at <= sim_.now()) {
+      scq_->push(c, false);
+      return;
+    }
+    completing_timer_ = sim_.schedule_at(at, [this] { complete_due(); });
+  } else {
+    at = std::max(at, completing_.back().at);  // behind the earlier ones, whose timer is pending
   }
   completing_.push_back({at, c});
-  if (completing_.size() == 1) completing_timer_ = sim_.schedule_at(at, [this] { complete_due(); });
 }
 
 void VerbsService::Qp::complete_due() {
@@ -505,7 +508,7 @@ int64_t VerbsContext::create_qp(const CreateQp& req, ReceivedFds& fds) {
     return e;
   const uint32_t qpn = hca_.create_ud_qp(1, 0, 0, nullptr, req.block_self_mcast_lb != 0);
   auto qp = std::make_unique<VerbsService::Qp>(*this, hca_.fabric().sim(), qpn, std::move(mem), req, scq, rcq);
-  qp->set_stamped(ordered_by_caller);
+  qp->set_stamped(ordered_by_caller_);
   if (req.qp_type == IBV_QPT_UD) hca_.set_endpoint(qpn, qp.get());
   scq->users++;
   rcq->users++;
@@ -597,7 +600,7 @@ uint64_t VerbsService::late_drops(const fabric::Hca& hca) const {
 
 bool VerbsService::run_rings() {
   bool work = false;
-  for (Qp* qp : qps_) work |= qp->context().ordered_by_caller ? qp->posted() : qp->run();
+  for (Qp* qp : qps_) work |= qp->context().ordered_by_caller() ? qp->posted() : qp->run();
   return work;
 }
 
