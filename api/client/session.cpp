@@ -41,7 +41,9 @@ int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t por
   h.kind = kind;
   h.port = port;
   std::strncpy(h.node, node.c_str(), sizeof h.node - 1);
-  if (const int e = api::send_message(fd, api::MsgType::Hello, &h, sizeof h)) return e;
+  // An engine that refuses the connection (too many) may have closed it
+  // already: its Error is still there to read.
+  if (const int e = api::send_message(fd, api::MsgType::Hello, &h, sizeof h); e && e != -EPIPE) return e;
   api::HelloReply r;
   if (const int e = read_reply(fd, api::MsgType::HelloReply, &r, sizeof r)) return e;
   if (r.status) return r.status;

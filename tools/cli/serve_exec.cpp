@@ -56,6 +56,11 @@ void Commands::add_serve_exec(CLI::App& app) {
   serve->add_flag("--sa-no-send-only", sa_no_send_only_,
                   "The built-in SA refuses JoinState 0x8 (SendOnlyFullMember) with status 0x0200 and\n"
                   "leaves it out of its ClassPortInfo, as OpenSM before 3.3.21 did");
+  serve->add_option("--max-clients", max_clients_,
+                    "Connections served at once (a program holds one to four per device it opens);\n"
+                    "more are refused with an error the program reports")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
   serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
 
   CLI::App* exec = app.add_subcommand(
@@ -90,6 +95,7 @@ int Commands::serve() {
   o.rx_grace_us = rx_grace_us_;
   o.addresses = address_options();
   o.sa_send_only_full = !sa_no_send_only_;
+  o.max_clients = max_clients_;
   if (sa_no_send_only_ && !o.builtin_sm)
     throw std::runtime_error("--sa-no-send-only shapes the built-in SM's SA: it has no effect with --sm none");
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
