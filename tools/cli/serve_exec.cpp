@@ -1,8 +1,10 @@
 // `ibfab serve` (an engine serving one fabric to client processes) and
 // `ibfab exec` (an unmodified program attached to one of its hosts).
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -96,6 +98,16 @@ int Commands::serve() {
   o.addresses = address_options();
   o.sa_send_only_full = !sa_no_send_only_;
   o.max_clients = max_clients_;
+  // Descriptors for --max-clients connections and what they bring (a verbs
+  // client's event sockets): the soft limit is raised as far as the hard
+  // one allows, never lowered.
+  if (rlimit r; ::getrlimit(RLIMIT_NOFILE, &r) == 0) {
+    const rlim_t want = std::min<rlim_t>(r.rlim_max, 4 * static_cast<rlim_t>(max_clients_) + 64);
+    if (r.rlim_cur < want) {
+      r.rlim_cur = want;
+      ::setrlimit(RLIMIT_NOFILE, &r);
+    }
+  }
   if (sa_no_send_only_ && !o.builtin_sm)
     throw std::runtime_error("--sa-no-send-only shapes the built-in SM's SA: it has no effect with --sm none");
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
