@@ -24,12 +24,8 @@ class Connection {
     uint32_t handle = 0;
     const int e = client::greet(fd_, node, kind, 0, handle);
     if (e == -ENODEV) throw std::runtime_error("the served fabric has no host named '" + node + "'");
-    if (e == -EUSERS)
-      throw std::runtime_error("the ibfab engine at " + socket +
-                               " refused the connection: it serves as many as it takes (ibfab serve --max-clients)");
-    if (e == -EMFILE)
-      throw std::runtime_error("the ibfab engine at " + socket +
-                               " refused the connection: it is out of file descriptors (ulimit -n of ibfab serve)");
+    if (const std::string why = api::refusal(e); !why.empty())
+      throw std::runtime_error("refused by the ibfab engine at " + socket + ": " + why);
     if (e < 0) throw std::runtime_error(socket + ": " + std::strerror(-e));
   }
   ~Connection() {
