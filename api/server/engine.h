@@ -133,7 +133,7 @@ class Engine {
   // the connection is to be closed.
   bool read_from(Connection& c);
   static constexpr int kReadsPerRound = 32;
-  static constexpr std::size_t kMadsPerRound = 64;
+  static constexpr std::size_t kMadsPerRound = 16;
   // Whether `c` is read while output waits for it: only a MAD port, whose
   // output is not answers to what it sends.
   static bool reads_while_queued(const Connection& c);
