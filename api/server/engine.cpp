@@ -548,8 +548,12 @@ void Engine::accept_clients(int listen_fd) {
     // No resources to accept with (no reserve left, ENOBUFS, ENOMEM): the
     // connection stays waiting and the listening socket readable; look at
     // it again in a while, serving the others meanwhile.
-    log(std::string("cannot accept a connection: ") + std::strerror(error) + "; trying again in 100 ms");
-    listen_paused_until_ns_ = wall_ns() + 100'000'000;
+    const int64_t now = wall_ns();
+    if (now - refusals_logged_ns_ >= 1'000'000'000) {  // a line a second at most, as refusals
+      log(std::string("cannot accept a connection: ") + std::strerror(error) + "; trying again every 100 ms");
+      refusals_logged_ns_ = now;
+    }
+    listen_paused_until_ns_ = now + 100'000'000;
     return;
   }
 }

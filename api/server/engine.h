@@ -126,7 +126,7 @@ class Engine {
   void turn_away(int fd, int status, const std::string& why);
   int reserve_fd_ = -1;                // closed to accept a connection when out of descriptors
   int64_t listen_paused_until_ns_ = 0; // accept failed for want of resources: wait until then
-  int64_t refusals_logged_ns_ = 0;     // when turn_away last logged
+  int64_t refusals_logged_ns_ = 0;     // when turn_away (or a failed accept) last logged
   uint64_t refusals_unlogged_ = 0;     // turned away since
   // Reads and handles up to kReadsPerRound messages queued on `c` (a MAD
   // port: takes up to kMadsPerRound of its process's MADs); false when
