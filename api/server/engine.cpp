@@ -318,8 +318,10 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   const bool accepting = listen_fd >= 0 && now >= listen_paused_until_ns_;
   fds.push_back({listen_fd, static_cast<short>(accepting ? POLLIN : 0), 0});
   fds.push_back({verbs_.doorbell_fd(), POLLIN, 0});
-  for (const auto& [fd, c] : connections_)
-    fds.push_back({fd, static_cast<short>(c->out.empty() ? POLLIN : reads_while_queued(*c) ? POLLIN | POLLOUT : POLLOUT), 0});
+  for (const auto& [fd, c] : connections_) {
+    const short events = c->out.empty() ? POLLIN : reads_while_queued(*c) ? POLLIN | POLLOUT : POLLOUT;
+    fds.push_back({fd, events, 0});
+  }
   const int ready = ::poll(fds.data(), fds.size(), wait_ms);
   if (sleeping) verbs_.woke();
   if (ready < 0) return;  // EINTR: the caller looks at its stop flag

@@ -103,7 +103,8 @@ TEST_F(Bounded, UnfinishedSendMadsPastTheBudgetCostTheClientHoldingTheMost) {
   }
   std::array<uint8_t, 512> buf;
   EXPECT_EQ(recv_message(ports[4], buf), 0) << "the engine closed the fifth port";
-  const std::vector<std::string> dropped = logged("dropped: it held 16384 KiB of unread output and unfinished messages");
+  const std::vector<std::string> dropped =
+      logged("dropped: it held 16384 KiB of unread output and unfinished messages");
   ASSERT_EQ(dropped.size(), 1u);
   EXPECT_NE(dropped[0].find("more than the engine's 64 MiB"), std::string::npos) << dropped[0];
   int status = 0;

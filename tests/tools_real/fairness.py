@@ -256,7 +256,8 @@ def main():
         elif case == "limit":
             failures = case_refusals(ibfab, flood_client, tmp, ["--max-clients", "24"], None, 40,
                                      lambda held: held == 24, os.strerror(errno.EUSERS),
-                                     "refused by the ibfab engine at .*: the engine serves as many connections as it takes")
+                                     "refused by the ibfab engine at .*: "
+                                     "the engine serves as many connections as it takes")
         elif case == "nofile":
             failures = case_refusals(ibfab, flood_client, tmp, [], 64, 80, lambda held: 0 < held < 64,
                                      os.strerror(errno.EMFILE), None)
