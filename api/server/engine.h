@@ -67,12 +67,12 @@ struct EngineOptions {
   bool builtin_sm = true;         // run the built-in SM on `sm_node`
   std::string sm_node;            // default: the first host
   sim::Time lookahead = sim::Time::ms(50);
+  std::size_t max_clients = 4096; // connections at once; more are refused (EUSERS)
   std::string pcap;               // capture every packet on every link here (ERF records; "" = none)
   int64_t rx_grace_us = 10000;    // VerbsService::set_rx_grace_ns (0: hardware's drop at once)
   topo::AddressOptions addresses; // the ports' IP addresses and the hosts' routes (rdma_cm)
   bool every_host_local = false;  // rdma_cm: any host's address is local to every client (embedded)
   bool sa_send_only_full = true;  // the built-in SA understands JoinState 0x8 (sm::McastOptions)
-  std::size_t max_clients = 4096; // connections at once; more are refused (EUSERS)
   std::function<void(const std::string&)> log;  // one line per client event; may be empty
 };
 
