@@ -161,7 +161,7 @@ TEST(ScenarioRunner, AJoinWithNoSmToAnswerFailsAndSaysWhy) {
       {});
   ASSERT_EQ(gone.failures.size(), 1u);
   EXPECT_EQ(gone.failures[0], "3.000ms H3 join ff12:4001::7 (full) -> no answer (expected status 0x0000)");
-  EXPECT_TRUE(gone.join_latencies_ps.empty());
+  EXPECT_TRUE(gone.join_latency.empty());
 }
 
 TEST(ScenarioRunner, UnmetExpectationsFailTheRunAndSayWhy) {

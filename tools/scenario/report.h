@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/latency_summary.h"
 #include "sim/time.h"
 
 namespace ibfab::scenario {
@@ -66,10 +67,12 @@ struct Report {
   bool fingerprint_matches() const { return !expected || *expected == fingerprint; }
   std::size_t checks = 0;  // expectations evaluated
   // Policy figures, from the master SM at the end of the run.
-  std::vector<int64_t> join_latencies_ps;  // every successful join, request to answer
+  // Bounded summaries (count, median and maximum exact at the printed
+  // precision; sim::LatencySummary), whatever the number of actions.
+  sim::LatencySummary join_latency;  // every successful join, request to answer
   // Every membership change the SA made, from the change to the last MFT
   // SMP it needed answered (McastManager::programming, reroutes excluded).
-  std::vector<int64_t> mft_latencies_ps;
+  sim::LatencySummary mft_latency;
   uint64_t sa_mads_received = 0, sa_mads_sent = 0;
   uint64_t mft_smps = 0;
   std::size_t mft_entries = 0, trees = 0;

@@ -135,7 +135,7 @@ std::function<void()> ScenarioRun::bind_membership(const Action& a) {
   // line (answers, statuses, latency) when its last answer is in.
   struct Tally {
     std::size_t answers = 0, ok = 0;
-    std::vector<int64_t> latencies_ps;
+    sim::LatencySummary latency;
   };
   auto tally = std::make_shared<Tally>();
   Report* r = &r_;
@@ -147,7 +147,7 @@ std::function<void()> ScenarioRun::bind_membership(const Action& a) {
         std::string line = res.sent.str() + " " + one + " -> " + outcome(res);
         if (res.status == 0 && join) {
           line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
-          r->join_latencies_ps.push_back((res.answered - res.sent).ps());
+          r->join_latency.add(res.answered - res.sent);
         }
         if (res.answered_by_sa()) line += " in " + (res.answered - res.sent).str();
         const uint16_t want = spec.expect_status.value_or(0);
@@ -159,13 +159,11 @@ std::function<void()> ScenarioRun::bind_membership(const Action& a) {
         }
         ++tally->answers;
         tally->ok += res.status == want;
-        tally->latencies_ps.push_back((res.answered - res.sent).ps());
+        tally->latency.add(res.answered - res.sent);
         if (tally->answers < expected_answers) return;
-        std::sort(tally->latencies_ps.begin(), tally->latencies_ps.end());
         r->timeline.push_back(at.str() + " " + what + ": " + std::to_string(tally->ok) + "/" +
                               std::to_string(tally->answers) + " answered " + hex16(want) + ", latency median " +
-                              sim::Time::ps(tally->latencies_ps[tally->latencies_ps.size() / 2]).str() + ", max " +
-                              sim::Time::ps(tally->latencies_ps.back()).str());
+                              tally->latency.median().str() + ", max " + tally->latency.max().str());
       };
       if (join) hs->join(spec, done);
       else hs->leave(spec, done);

@@ -222,8 +222,7 @@ void ScenarioRun::collect_groups() {
     for (uint8_t p = 1; !n.is_switch() && p <= n.num_ports(); ++p) host_ports.emplace(n.port(p).guid(), &n.port(p));
   }
   r_.mft_smps = m.mcast()->mft_smps_sent();
-  for (const sm::McastProgramming& p : m.mcast()->programming())
-    if (p.mlid != 0 && p.latency()) r_.mft_latencies_ps.push_back(p.latency()->ps());
+  r_.mft_latency = m.mcast()->programming().latency;
   r_.sa_mads_received = m.sa()->metrics().mads_received;
   r_.sa_mads_sent = m.sa()->metrics().mads_sent;
   r_.mft_entries = m.mcast()->mft_entries();
