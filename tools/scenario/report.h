@@ -60,6 +60,9 @@ struct Report {
   std::vector<std::string> timeline;
   std::vector<std::string> groups;    // the SA's groups when the run ended, with their trees
   std::vector<std::string> failures;  // unmet expectations, in time order
+  // SA requests (join, leave, subscribe) sent and not yet answered or
+  // timed out; a run that ends with any fails.
+  uint64_t sa_waiting = 0;
   std::string fingerprint;                  // of this run
   std::optional<std::string> expected;      // from the scenario file
   std::string pcap;

@@ -139,11 +139,13 @@ std::function<void()> ScenarioRun::bind_membership(const Action& a) {
   };
   auto tally = std::make_shared<Tally>();
   Report* r = &r_;
-  return [r, targets, join, spec, verb, what, tally, at = a.at] {
+  return [r, targets, join, spec, verb, what, tally, simulator = sim_.get()] {
+    const sim::Time at = simulator->now();  // this round's, when the action repeats
     for (ScenarioHost* hs : targets) {
       const std::string one = hs->name() + verb + spec.mgid + " (" + join_state_name(spec.join_state) + ")";
       const std::size_t expected_answers = targets.size();
       auto done = [r, spec, one, join, what, tally, expected_answers, at](const JoinResult& res) {
+        --r->sa_waiting;
         std::string line = res.sent.str() + " " + one + " -> " + outcome(res);
         if (res.status == 0 && join) {
           line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
@@ -164,7 +166,9 @@ std::function<void()> ScenarioRun::bind_membership(const Action& a) {
         r->timeline.push_back(at.str() + " " + what + ": " + std::to_string(tally->ok) + "/" +
                               std::to_string(tally->answers) + " answered " + hex16(want) + ", latency median " +
                               tally->latency.median().str() + ", max " + tally->latency.max().str());
+        *tally = Tally{};  // a repeated action tallies each round afresh
       };
+      ++r->sa_waiting;
       if (join) hs->join(spec, done);
       else hs->leave(spec, done);
     }
@@ -177,7 +181,8 @@ std::function<void()> ScenarioRun::bind_send(const Action& a) {
   const std::string what =
       a.node + " send " + std::to_string(spec.count) + " x " + std::to_string(spec.size) + " B to " + spec.mgid;
   r_.actions.push_back(a.at.str() + " " + what);
-  return [r = &r_, hs, spec, what, at = a.at] {
+  return [r = &r_, hs, spec, what, simulator = sim_.get()] {
+    const sim::Time at = simulator->now();
     ++r->checks;
     if (hs->send(spec)) r->timeline.push_back(at.str() + " " + what);
     else r->failures.push_back(at.str() + " " + what + ": the host has not joined the group");
@@ -188,8 +193,11 @@ std::function<void()> ScenarioRun::bind_subscribe(const Action& a) {
   ScenarioHost* hs = &host(a, a.node);
   const std::string what = a.node + " subscribe to trap " + std::to_string(a.trap);
   r_.actions.push_back(a.at.str() + " " + what);
-  return [r = &r_, hs, trap = a.trap, what, at = a.at] {
+  return [r = &r_, hs, trap = a.trap, what, simulator = sim_.get()] {
+    const sim::Time at = simulator->now();
+    ++r->sa_waiting;
     hs->subscribe(trap, [r, what, at](const JoinResult& res) {
+      --r->sa_waiting;
       ++r->checks;
       const std::string line = at.str() + " " + what + " -> " + outcome(res);
       r->timeline.push_back(line);
@@ -209,7 +217,8 @@ std::function<void()> ScenarioRun::bind_expect(const Action& a) {
   if (e.exists) what += *e.exists ? " exists" : " does not exist";
   if (e.members) what += " with " + std::to_string(*e.members) + " members";
   r_.actions.push_back(label(a) + what);
-  return [this, hs, e, what, at = a.at] {
+  return [this, hs, e, what] {
+    const sim::Time at = sim_->now();
     ++r_.checks;
     std::string got;
     if (hs && e.trap) {

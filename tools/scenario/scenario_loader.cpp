@@ -202,20 +202,24 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
         r.fail(v, "'subscribe' is a map {node: H3, trap: 66}");
       a.node = r.scalar(v["node"], "node");
       a.trap = static_cast<uint16_t>(number(r, v["trap"], "trap", 0xFFFF));
+    } else if (key == "every" || key == "until") {
+      (key == "every" ? a.every : a.until) = r.time(v, key);
     } else if (key == "probability") {
       have_prob = true;
       prob_mark = v.Mark();
       a.probability = r.probability(v);
     } else {
       r.fail(kv.first, "unknown action key '" + key +
-                           "' (known: at, link-down, link-up, link-loss, probability, node-down, node-up, probe, "
-                           "join, leave, send, expect, sm-kill, subscribe)");
+                           "' (known: at, every, until, link-down, link-up, link-loss, probability, node-down, "
+                           "node-up, probe, join, leave, send, expect, sm-kill, subscribe)");
     }
   }
   if (!have_kind)
     r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe, "
                  "join, leave, send, expect, sm-kill, subscribe)");
   if (!have_at) r.fail(item, "the action has no 'at' time");
+  if ((a.every > sim::Time::zero()) != (a.until > sim::Time::zero()) || (a.every.ps() && a.until < a.at))
+    r.fail(item, "a repeated action has both 'every' (above 0) and 'until' (not before 'at')");
   if (a.kind == Action::Kind::LinkLoss && !have_prob) r.fail(item, "'link-loss' needs a 'probability'");
   if (a.kind != Action::Kind::LinkLoss && have_prob)
     throw ScenarioError(r.file() + ":" + std::to_string(prob_mark.line + 1) + ": 'probability' belongs to 'link-loss' only");

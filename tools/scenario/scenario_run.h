@@ -39,6 +39,7 @@ class ScenarioRun {
   void attach_outputs();
   void start_sms();
   void advance();  // runs to the scenario's end, with a progress line
+  void repeat(std::size_t i);  // applies repeats_[i] and schedules its next time
   void collect();
   void collect_groups();
 
@@ -77,6 +78,12 @@ class ScenarioRun {
   std::vector<std::unique_ptr<sm::SubnetManager>> sms_;
   std::map<std::string, std::unique_ptr<ScenarioHost>> hosts_;
   std::vector<std::unique_ptr<Probe>> probes_;
+  // Actions with `every`: bound once, applied at each of their times.
+  struct Repeat {
+    std::function<void()> apply;
+    sim::Time every, until;
+  };
+  std::vector<Repeat> repeats_;
 };
 
 // Short forms used in report lines.

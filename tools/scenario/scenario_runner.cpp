@@ -162,7 +162,17 @@ void ScenarioRun::start_sms() {
 }
 
 Report ScenarioRun::run() {
-  for (const Action& a : s_.actions) sim_->schedule_at(a.at, bind(a));
+  for (const Action& a : s_.actions) {
+    std::function<void()> apply = bind(a);
+    if (a.every == sim::Time::zero()) {
+      sim_->schedule_at(a.at, std::move(apply));
+      continue;
+    }
+    if (a.kind == Action::Kind::Probe) fail(a, "a probe cannot repeat ('every')");
+    r_.actions.back() += " every " + a.every.str() + " until " + a.until.str();
+    repeats_.push_back({std::move(apply), a.every, a.until});
+    sim_->schedule_at(a.at, [this, i = repeats_.size() - 1] { repeat(i); });
+  }
   const auto t0 = std::chrono::steady_clock::now();
   advance();
   collect();
@@ -172,6 +182,12 @@ Report ScenarioRun::run() {
     if (!err.empty()) throw std::runtime_error(err);
   }
   return std::move(r_);
+}
+
+void ScenarioRun::repeat(std::size_t i) {
+  const Repeat& r = repeats_[i];
+  r.apply();
+  if (sim_->now() + r.every <= r.until) sim_->schedule(r.every, [this, i] { repeat(i); });
 }
 
 void ScenarioRun::advance() {
@@ -201,6 +217,10 @@ void ScenarioRun::collect() {
     if (sms_[i]->master()) r_.sms[i].master_since = sms_[i]->last_sweep().master_since;
   }
   if (!sms_.empty() && current_sm().groups()) collect_groups();
+  if (r_.sa_waiting)
+    r_.failures.push_back(std::to_string(r_.sa_waiting) +
+                          " SA request(s) still waiting for an answer or their timeout when the run ended (a join's "
+                          "tries take up to 3.344s)");
   r_.events = sim_->events_run();
   const auto& fs = fabric_->stats();
   r_.hops_transmitted = fs.transmitted;
