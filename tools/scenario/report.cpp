@@ -59,6 +59,9 @@ void print_text(const Report& r, std::ostream& out) {
   for (const auto& [why, n] : r.drops) out << ", " << n << " dropped (" << why << ")";
   out << "\n";
   for (const std::string& a : r.actions) out << "action     " << a << "\n";
+  if (r.actions.dropped())
+    out << "action     ... and " << r.actions.dropped() << " more (the report keeps the first "
+        << ReportLines::kKept << ")\n";
   for (const ProbeReport& p : r.probes) {
     if (!p.finished) {
       out << "probe      from " << p.from << " at " << p.at.str() << ": UNFINISHED when the run ended\n";
@@ -96,6 +99,9 @@ void print_text(const Report& r, std::ostream& out) {
     out << "\n";
   }
   for (const std::string& t : r.timeline) out << "multicast  " << t << "\n";
+  if (r.timeline.dropped())
+    out << "multicast  ... and " << r.timeline.dropped() << " more (the report keeps the first "
+        << ReportLines::kKept << ")\n";
   for (const std::string& g : r.groups) out << "group      " << g << "\n";
   if (!r.join_latency.empty() || r.mft_smps)
     out << "mcast      " << r.join_latency.count() << " joins answered (latency median "
@@ -124,7 +130,7 @@ void print_json(const Report& r, std::ostream& out) {
     out << (i ? ", " : "") << quoted(r.drops[i].first) << ": " << r.drops[i].second;
   out << "}},\n  \"actions\": [";
   for (std::size_t i = 0; i < r.actions.size(); ++i) out << (i ? ", " : "") << quoted(r.actions[i]);
-  out << "],\n  \"probes\": [";
+  out << "],\n  \"actions_not_kept\": " << r.actions.dropped() << ",\n  \"probes\": [";
   for (std::size_t i = 0; i < r.probes.size(); ++i) {
     const ProbeReport& p = r.probes[i];
     out << (i ? ", " : "") << "{\"from\": " << quoted(p.from) << ", \"at_ps\": " << p.at.ps()
@@ -149,7 +155,7 @@ void print_json(const Report& r, std::ostream& out) {
   }
   out << "],\n  \"multicast\": [";
   for (std::size_t i = 0; i < r.timeline.size(); ++i) out << (i ? ", " : "") << quoted(r.timeline[i]);
-  out << "],\n  \"groups\": [";
+  out << "],\n  \"multicast_not_kept\": " << r.timeline.dropped() << ",\n  \"groups\": [";
   for (std::size_t i = 0; i < r.groups.size(); ++i) out << (i ? ", " : "") << quoted(r.groups[i]);
   out << "],\n  \"mcast\": {\"joins_answered\": " << r.join_latency.count()
       << ", \"changes_programmed\": " << r.mft_latency.count() << ", \"sa_mads_received\": " << r.sa_mads_received

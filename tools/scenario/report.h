@@ -13,6 +13,30 @@
 
 namespace ibfab::scenario {
 
+// Report lines kept up to a cap, the rest only counted: a scenario of a
+// million actions reports them in bounded memory. The first kKept lines are
+// kept (a run's story starts there); dropped() says how many followed.
+class ReportLines {
+ public:
+  static constexpr std::size_t kKept = 1000;
+  void push_back(std::string line) {
+    if (lines_.size() < kKept) lines_.push_back(std::move(line));
+    else ++dropped_;
+  }
+  // The last line pushed, if it was kept (else null).
+  std::string* last_pushed() { return dropped_ == 0 && !lines_.empty() ? &lines_.back() : nullptr; }
+  std::size_t size() const { return lines_.size(); }
+  bool empty() const { return lines_.empty(); }
+  const std::string& operator[](std::size_t i) const { return lines_[i]; }
+  std::vector<std::string>::const_iterator begin() const { return lines_.begin(); }
+  std::vector<std::string>::const_iterator end() const { return lines_.end(); }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  std::vector<std::string> lines_;
+  uint64_t dropped_ = 0;
+};
+
 struct ProbeReport {
   std::string from;
   sim::Time at, took;
@@ -53,11 +77,11 @@ struct Report {
   double wall_seconds = 0;
   uint64_t hops_transmitted = 0, hops_delivered = 0;
   std::vector<std::pair<std::string, uint64_t>> drops;  // by reason, non-zero only
-  std::vector<std::string> actions;                     // "1.000ms link-down S1[3]"
+  ReportLines actions;                                  // "1.000ms link-down S1[3]"
   std::vector<ProbeReport> probes;
   std::vector<SmReport> sms;
   // Multicast: joins, leaves and sends with their outcome, and the checks.
-  std::vector<std::string> timeline;
+  ReportLines timeline;
   std::vector<std::string> groups;    // the SA's groups when the run ended, with their trees
   std::vector<std::string> failures;  // unmet expectations, in time order
   // SA requests (join, leave, subscribe) sent and not yet answered or

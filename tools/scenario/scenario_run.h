@@ -49,6 +49,16 @@ class ScenarioRun {
   std::function<void()> bind_link(const Action& a);
   std::function<void()> bind_node(const Action& a);
   std::function<void()> bind_membership(const Action& a);  // join, leave
+  struct Tally {  // the answers to one round of a many-host join or leave
+    std::size_t answers = 0, ok = 0;
+    sim::LatencySummary latency;
+  };
+  void apply_membership(const Action& a);
+  void membership_answered(const Action& a, const ScenarioHost& hs, const JoinResult& res, Tally* tally,
+                           std::size_t hosts, sim::Time at);
+  static std::string membership_text(const Action& a, const std::string& node);
+  static std::string send_text(const Action& a);
+  static std::string expect_text(const Expectation& e);
   std::function<void()> bind_send(const Action& a);
   std::function<void()> bind_subscribe(const Action& a);
   std::function<void()> bind_expect(const Action& a);

@@ -169,7 +169,7 @@ Report ScenarioRun::run() {
       continue;
     }
     if (a.kind == Action::Kind::Probe) fail(a, "a probe cannot repeat ('every')");
-    r_.actions.back() += " every " + a.every.str() + " until " + a.until.str();
+    if (std::string* line = r_.actions.last_pushed()) *line += " every " + a.every.str() + " until " + a.until.str();
     repeats_.push_back({std::move(apply), a.every, a.until});
     sim_->schedule_at(a.at, [this, i = repeats_.size() - 1] { repeat(i); });
   }
