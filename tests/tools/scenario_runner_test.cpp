@@ -144,7 +144,7 @@ TEST(ScenarioRunner, MulticastJoinsTrafficAndLeavesThroughTheSa) {
 }
 
 // A host's SA requests go to its port's MasterSMLID: with no SM at all the
-// request fails at once; with the SM's host gone, after 3 tries of 200 ms.
+// request fails at once; with the SM's host gone, after 11 tries of 300 ms.
 TEST(ScenarioRunner, AJoinWithNoSmToAnswerFailsAndSaysWhy) {
   const Report none = run_scenario(
       parse_scenario("topology: fat-tree:2:4\nduration: 5ms\nactions:\n"

@@ -6,6 +6,7 @@
 #include "sim/scheduler.h"
 #include "sm/mcast/mcast_policies.h"
 #include "sm/routing/routing_engine.h"
+#include "tools/scenario/action_chunks.h"
 
 #include <algorithm>
 #include <cctype>
@@ -316,12 +317,15 @@ bool parse_link_ref(const std::string& text, LinkRef& out) {
 
 Scenario parse_scenario(const std::string& text, const std::string& path) {
   const Reader r(path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  const auto load = [&path](const std::string& yaml) {
+    try {
+      return YAML::Load(yaml);
+    } catch (const YAML::ParserException& e) {
+      throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+    }
+  };
+  const ActionChunks chunks = ActionChunks::split(text);  // actions a chunk at a time: bounded YAML trees
+  const YAML::Node root = load(chunks.rest());
   if (!root.IsMap()) throw ScenarioError(path + ":1: a scenario is a YAML map (topology:, actions:, ...)");
   Scenario s;
   s.file = path;
@@ -362,7 +366,10 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
       for (const auto& item : v) s.sms.push_back(parse_sm(r, item));
     } else if (key == "actions") {
       if (!v.IsSequence()) r.fail(v, "'actions' must be a list");
+      s.actions.reserve(v.size() + chunks.items());
       for (const auto& item : v) s.actions.push_back(parse_action(r, item));
+      for (std::size_t c = 0; c < chunks.chunks(); ++c)
+        for (const auto& item : load(chunks.chunk(c))) s.actions.push_back(parse_action(r, item));
     } else {
       r.fail(kv.first, "unknown key '" + key +
                            "' (known: name, description, topology, seed, scheduler, duration, sms, actions, fingerprint)");
@@ -373,7 +380,7 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
     if (a.at > s.duration)
       throw ScenarioError(path + ":" + std::to_string(a.line) + ": action at " + a.at.str() +
                           " is after the end of the run (duration " + s.duration.str() + ")");
-  std::stable_sort(s.actions.begin(), s.actions.end(), [](const Action& x, const Action& y) { return x.at < y.at; });
+  sort_by_time(s.actions);
   return s;
 }
 
