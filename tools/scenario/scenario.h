@@ -52,6 +52,9 @@ struct Action {
   McastSpec mcast;         // Join, Leave, Send (node = the host)
   uint16_t trap = 0;       // Subscribe
   Expectation expect;      // Expect
+  // Repeated: applied at `at`, then every `every` while the time is at
+  // most `until` (zero `every`: once).
+  sim::Time every, until;
 };
 
 // A Subnet Manager placed on a host port.

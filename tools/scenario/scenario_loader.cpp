@@ -6,6 +6,7 @@
 #include "sim/scheduler.h"
 #include "sm/mcast/mcast_policies.h"
 #include "sm/routing/routing_engine.h"
+#include "tools/scenario/action_chunks.h"
 
 #include <algorithm>
 #include <cctype>
@@ -202,20 +203,24 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
         r.fail(v, "'subscribe' is a map {node: H3, trap: 66}");
       a.node = r.scalar(v["node"], "node");
       a.trap = static_cast<uint16_t>(number(r, v["trap"], "trap", 0xFFFF));
+    } else if (key == "every" || key == "until") {
+      (key == "every" ? a.every : a.until) = r.time(v, key);
     } else if (key == "probability") {
       have_prob = true;
       prob_mark = v.Mark();
       a.probability = r.probability(v);
     } else {
       r.fail(kv.first, "unknown action key '" + key +
-                           "' (known: at, link-down, link-up, link-loss, probability, node-down, node-up, probe, "
-                           "join, leave, send, expect, sm-kill, subscribe)");
+                           "' (known: at, every, until, link-down, link-up, link-loss, probability, node-down, "
+                           "node-up, probe, join, leave, send, expect, sm-kill, subscribe)");
     }
   }
   if (!have_kind)
     r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe, "
                  "join, leave, send, expect, sm-kill, subscribe)");
   if (!have_at) r.fail(item, "the action has no 'at' time");
+  if ((a.every > sim::Time::zero()) != (a.until > sim::Time::zero()) || (a.every.ps() && a.until < a.at))
+    r.fail(item, "a repeated action has both 'every' (above 0) and 'until' (not before 'at')");
   if (a.kind == Action::Kind::LinkLoss && !have_prob) r.fail(item, "'link-loss' needs a 'probability'");
   if (a.kind != Action::Kind::LinkLoss && have_prob)
     throw ScenarioError(r.file() + ":" + std::to_string(prob_mark.line + 1) + ": 'probability' belongs to 'link-loss' only");
@@ -312,12 +317,15 @@ bool parse_link_ref(const std::string& text, LinkRef& out) {
 
 Scenario parse_scenario(const std::string& text, const std::string& path) {
   const Reader r(path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  const auto load = [&path](const std::string& yaml) {
+    try {
+      return YAML::Load(yaml);
+    } catch (const YAML::ParserException& e) {
+      throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+    }
+  };
+  const ActionChunks chunks = ActionChunks::split(text);  // actions a chunk at a time: bounded YAML trees
+  const YAML::Node root = load(chunks.rest());
   if (!root.IsMap()) throw ScenarioError(path + ":1: a scenario is a YAML map (topology:, actions:, ...)");
   Scenario s;
   s.file = path;
@@ -358,7 +366,10 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
       for (const auto& item : v) s.sms.push_back(parse_sm(r, item));
     } else if (key == "actions") {
       if (!v.IsSequence()) r.fail(v, "'actions' must be a list");
+      s.actions.reserve(v.size() + chunks.items());
       for (const auto& item : v) s.actions.push_back(parse_action(r, item));
+      for (std::size_t c = 0; c < chunks.chunks(); ++c)
+        for (const auto& item : load(chunks.chunk(c))) s.actions.push_back(parse_action(r, item));
     } else {
       r.fail(kv.first, "unknown key '" + key +
                            "' (known: name, description, topology, seed, scheduler, duration, sms, actions, fingerprint)");
@@ -369,7 +380,7 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
     if (a.at > s.duration)
       throw ScenarioError(path + ":" + std::to_string(a.line) + ": action at " + a.at.str() +
                           " is after the end of the run (duration " + s.duration.str() + ")");
-  std::stable_sort(s.actions.begin(), s.actions.end(), [](const Action& x, const Action& y) { return x.at < y.at; });
+  sort_by_time(s.actions);
   return s;
 }
 
