@@ -99,6 +99,10 @@ std::function<void()> ScenarioRun::bind_link(const Action& a) {
     fail(a, a.link.node + " has ports 1.." + std::to_string(n->num_ports()) + ", not " + std::to_string(a.link.port));
   fabric::Link* l = n->port(a.link.port).link();
   if (!l) fail(a, "no cable on " + a.link.text);
+  if (const fabric::Port* far = l->peer_of(&n->port(a.link.port));
+      !a.link.far_node.empty() && (far->node().name() != a.link.far_node || far->number() != a.link.far_port))
+    fail(a, a.link.text + ": " + a.link.node + "[" + std::to_string(a.link.port) + "] is cabled to " +
+                far->node().name() + "[" + std::to_string(far->number()) + "]");
   fabric::Fabric* f = fabric_.get();
   if (a.kind == Action::Kind::LinkLoss) {
     char buf[32];

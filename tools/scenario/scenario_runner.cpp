@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -171,6 +172,9 @@ Report ScenarioRun::run() {
     const std::string err = pcap_.close();
     if (!err.empty()) throw std::runtime_error(err);
   }
+  if (file_sink_)
+    if (const int e = file_sink_->flush())
+      throw std::runtime_error(options_.trace + ": the trace could not be written: " + std::strerror(e));
   return std::move(r_);
 }
 
