@@ -514,6 +514,9 @@ TEST(Cli, ALinkNamedWithTheWrongFarEndIsRefused) {
                                "  - {at: 0, link-down: \"S1[1]-S2[7]\"}\n");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "ibfab: " + s + ":5: S1[1]-S2[7]: S1[1] is cabled to H1[1]\n");
+  const Result pcap = ibfab("run --pcap " + tmp("farend.pcap") + " --pcap-link S1[1]-S2[2] " + s);
+  EXPECT_EQ(pcap.status, 2);
+  EXPECT_EQ(pcap.out, "ibfab: --pcap-link S1[1]-S2[2]: S1[1] is cabled to H1[1]\n");
 }
 
 TEST(Cli, AnEmptySocketPathIsRefused) {
