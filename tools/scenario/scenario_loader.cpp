@@ -45,9 +45,11 @@ class Reader {
 
   uint64_t u64(const YAML::Node& n, const std::string& key) const {
     const std::string s = scalar(n, key);
-    if (s.empty() || s.size() > 19 || !std::all_of(s.begin(), s.end(), ::isdigit))
-      fail(n, "'" + key + "': expected a non-negative integer, got '" + s + "'");
-    return std::stoull(s);
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+      fail(n, "'" + key + "': expected an integer from 0 to 2^64-1, got '" + s + "'");
+    return v;
   }
 
   double probability(const YAML::Node& n) const {
