@@ -102,9 +102,7 @@ void Commands::add_to(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   run->add_option("--seed", seed_, "Override the scenario's seed (0 to 2^64-1)")
       ->check(kSeed)
-      ->each([this](const std::string&) {
-    seed_given_ = true;
-  });
+      ->each([this](const std::string&) { seed_given_ = true; });
   run->add_flag("--update", update_, "Write this run's fingerprint into the scenario file");
   run->add_option("--compare", compare_,
                   "A,B: run the scenario under two policies and print their figures side by side.\n"
