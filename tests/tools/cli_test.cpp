@@ -589,13 +589,23 @@ TEST(Cli, TheDefaultSocketIsInAPrivateDirectory) {
                        ": its mode is 0777, not 0700 (others could reach or replace the socket)\n");
 }
 
+// A copy of the binary that nobody may run (the build tree may be closed to
+// other users).
+std::string binary_for_nobody() {
+  const std::string dir = fresh_dir("nobody-bin", 0755);
+  const std::string copy = dir + "/ibfab";
+  std::filesystem::copy_file(IBFAB_BINARY, copy);
+  ::chmod(copy.c_str(), 0755);
+  return copy;
+}
+
 // As root: `ibfab serve` run by nobody, in a directory nobody may write,
 // stands where root's client looks.
 TEST(Cli, ExecRefusesAnEngineOfAnotherUser) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (to run a listener as nobody)";
   const std::string dir = fresh_dir("stranger", 0777);
   const std::string sock = dir + "/ibfab.sock";
-  Background impostor({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", IBFAB_BINARY, "serve",
+  Background impostor({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary_for_nobody(), "serve",
                        "--topology", "line:2", "--socket", sock});
   ASSERT_NE(impostor.until_ready().find("ready\n"), std::string::npos) << impostor.until_ready();
   const Result r = ibfab("exec --socket " + sock + " --node H1 --no-device-view -- true");
@@ -610,8 +620,8 @@ TEST(Cli, AnotherUserIsToldPermissionDenied) {
   const std::string sock = dir + "/ibfab.sock";
   Background serve({IBFAB_BINARY, "serve", "--topology", "line:2", "--socket", sock});
   ASSERT_NE(serve.until_ready().find("ready\n"), std::string::npos) << serve.until_ready();
-  const Result r = sh("setpriv --reuid=65534 --regid=65534 --clear-groups " + std::string(IBFAB_BINARY) +
-                      " exec --socket " + sock + " --node H1 --no-device-view -- true");
+  const Result r = sh("setpriv --reuid=65534 --regid=65534 --clear-groups " + binary_for_nobody() + " exec --socket " +
+                      sock + " --node H1 --no-device-view -- true");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "ibfab: " + sock + ": permission denied (the engine there belongs to uid 0 (root); an engine "
                    "serves only its own user)\n");
