@@ -15,6 +15,8 @@ namespace ibfab::scenario {
 struct LinkRef {
   std::string node;
   uint8_t port = 0;
+  std::string far_node;  // the other end, if written ("" if not)
+  uint8_t far_port = 0;
   std::string text;  // as written, for messages
 };
 

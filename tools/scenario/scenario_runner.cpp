@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -97,6 +98,8 @@ void ScenarioRun::attach_outputs() {
       fabric::Node* n = parse_link_ref(text, ref) ? fabric.find(ref.node) : nullptr;
       if (!n || ref.port > n->num_ports() || !n->port(ref.port).link())
         throw ScenarioError("--pcap-link " + text + ": no such cabled port (expected NODE[PORT])");
+      if (const std::string e = far_end_problem(*n->port(ref.port).link(), *n, ref); !e.empty())
+        throw ScenarioError("--pcap-link " + e);
       chosen.push_back(n->port(ref.port).link()->id());
     }
     fabric.capture(&pcap_, chosen);
@@ -181,6 +184,9 @@ Report ScenarioRun::run() {
     const std::string err = pcap_.close();
     if (!err.empty()) throw std::runtime_error(err);
   }
+  if (file_sink_)
+    if (const int e = file_sink_->flush())
+      throw std::runtime_error(options_.trace + ": the trace could not be written: " + std::strerror(e));
   return std::move(r_);
 }
 
