@@ -24,14 +24,8 @@ void Port::refresh_phys() {
 }
 
 int Port::match_pkey(uint16_t pkey) const {
-  const uint16_t base = pkey & 0x7FFF;
-  if (base == 0) return -1;  // the invalid P_Key matches nothing
-  for (std::size_t i = 0; i < pkeys.size(); ++i) {
-    const uint16_t mine = pkeys[i];
-    if ((mine & 0x7FFF) != base) continue;
-    if (!(mine & 0x8000) && !(pkey & 0x8000)) continue;  // two limited members
-    return static_cast<int>(i);
-  }
+  for (std::size_t i = 0; i < pkeys.size(); ++i)
+    if (pkeys_match(pkeys[i], pkey)) return static_cast<int>(i);
   return -1;
 }
 
