@@ -41,9 +41,6 @@ std::optional<uint16_t> common_pkey(const SubnetPort& a, const SubnetPort& b) {
   return best;
 }
 
-// OpenSM's osm_physp_share_pkey: a port shares with itself.
-bool share(const SubnetPort& a, const SubnetPort& b) { return &a == &b || pkey::shared(a, b); }
-
 constexpr uint8_t kRate2_5 = 2;  // what OpenSM computes for a width or speed it does not know
 constexpr int kMaxHops = 64;
 
@@ -207,15 +204,15 @@ uint16_t path_records(const Subnet& s, const McastGroups& groups, uint32_t reque
   // other, checked by unicast_path), as OpenSM's pr_rcv_get_path_parms.
   const SubnetPort& asker = s.ports[requester];
   const auto to = [&](const SubnetPort* d) {
-    if (!d || !share(asker, *d)) return;
+    if (!d || !pkey::shared(asker, *d)) return;
     mad::PathRecord r;
     if (mask & (pr::kSgid | pr::kSlid)) {
-      if (share(asker, *src) && unicast_path(s, *src, *d, req, mask, packet_life, r)) out.push_back(r);
+      if (pkey::shared(asker, *src) && unicast_path(s, *src, *d, req, mask, packet_life, r)) out.push_back(r);
       return;
     }
     for (const SubnetPort* from : by_guid) {
       if (done()) return;
-      if (share(asker, *from) && unicast_path(s, *from, *d, req, mask, packet_life, r)) out.push_back(r);
+      if (pkey::shared(asker, *from) && unicast_path(s, *from, *d, req, mask, packet_life, r)) out.push_back(r);
     }
   };
   if (mask & pr::kDgid) {

@@ -4,6 +4,7 @@
 // and the HCAs drop UD packets of a partition the receiving QP is not in.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "fabric/topology/topology_spec.h"
 #include "fabric/wire/mad_header.h"
 #include "sm/partitions/partition_reader.h"
+#include "sm/sa/node_records.h"
 #include "sm/sa/path_records.h"
 #include "sm/subnet_manager.h"
 
@@ -157,6 +159,22 @@ TEST_F(Partitioned, PathRecordsOnlyWithinAPartition) {
   // A requester must share a P_Key with both ends, as OpenSM checks.
   EXPECT_EQ(paths(2, 3, 6), 0u);
   EXPECT_EQ(paths(2, 3, 1), 1u);
+}
+
+TEST_F(Partitioned, RecordsListOnlyPortsTheRequesterSharesAPKeyWithItselfIncluded) {
+  up(tenants());
+  const auto nodes_seen_by = [&](int i) {
+    std::vector<mad::NodeRecord> out;
+    node_records(sm->subnet(), requester(i), mad::NodeRecord{}, 0, out);
+    std::vector<uint64_t> guids;
+    for (const mad::NodeRecord& r : out) guids.push_back(r.node_info.port_guid);
+    std::sort(guids.begin(), guids.end());
+    return guids;
+  };
+  // H5 holds limited entries only, yet sees its own record, as OpenSM's
+  // osm_physp_share_pkey lets a port share with itself; and H1 (full in
+  // Default) and H4 (full in TenantB), nobody else.
+  EXPECT_EQ(nodes_seen_by(5), (std::vector<uint64_t>{guid(1), guid(4), guid(5)}));
 }
 
 TEST_F(Partitioned, DataPathDeliversOnlyWithinAPartitionAndNeverLimitedToLimited) {
