@@ -29,4 +29,14 @@ int Port::match_pkey(uint16_t pkey) const {
   return -1;
 }
 
+int Port::find_pkey(uint16_t pkey) const {
+  int limited = -1;
+  for (std::size_t i = 0; i < pkeys.size(); ++i) {
+    if ((pkeys[i] & 0x7FFF) != (pkey & 0x7FFF)) continue;
+    if (pkeys[i] & 0x8000) return static_cast<int>(i);
+    if (limited < 0) limited = static_cast<int>(i);
+  }
+  return limited;
+}
+
 }  // namespace ibfab::fabric

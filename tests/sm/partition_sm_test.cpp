@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "fabric/mad/sa/path_record.h"
 #include "fabric/model/fabric.h"
+#include "fabric/model/sa_client.h"
 #include "fabric/topology/topology_spec.h"
 #include "fabric/wire/mad_header.h"
 #include "sm/partitions/partition_reader.h"
@@ -175,6 +177,25 @@ TEST_F(Partitioned, RecordsListOnlyPortsTheRequesterSharesAPKeyWithItselfInclude
   // osm_physp_share_pkey lets a port share with itself; and H1 (full in
   // Default) and H4 (full in TenantB), nobody else.
   EXPECT_EQ(nodes_seen_by(5), (std::vector<uint64_t>{guid(1), guid(4), guid(5)}));
+}
+
+TEST_F(Partitioned, HostSaRequestsGoOutOnTheDefaultPartitionsIndexAsIbSaSends) {
+  // H2's index 0 is its tenant's P_Key, which the SM's port does not hold:
+  // a request sent with it would be dropped at the SA's QP1.
+  up("Default=0x7fff: ALL=limited, SELF=full;\nTenantA=0x8001, indx0: " + hex(guid(2)) + "=full;\n");
+  ASSERT_EQ(table(h(2).port(1), 2), (std::vector<uint16_t>{0x8001, 0x7FFF}));
+  fabric::SaClient sa(h(2), 1);
+  mad::PathRecord q;
+  q.sgid = wire::Gid::from(sm->subnet().prefix, guid(2));
+  q.dgid = wire::Gid::from(sm->subnet().prefix, guid(1));
+  std::array<uint8_t, mad::PathRecord::kSize> rec{};
+  q.pack(rec);
+  int status = 1;
+  sa.send(wire::mad_method::kGet, mad::PathRecord::kAttributeId, mad::pr_comp::kSgid | mad::pr_comp::kDgid, rec,
+          sim::Time::ms(200), 1, [&](int s, std::span<const uint8_t>) { status = s; });
+  sim.run_until(sim.now() + sim::Time::s(1));
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(h(1).port(1).p_key_violations, 0);
 }
 
 TEST_F(Partitioned, DataPathDeliversOnlyWithinAPartitionAndNeverLimitedToLimited) {
