@@ -49,6 +49,7 @@ struct GroupDef {
   uint32_t flow_label = 0;
   uint16_t p_key = 0;      // the partition's P_Key, full member bit set
   unsigned line = 0;
+  uint32_t order = 0;      // creation order across the file (OpenSM's MLID order)
 };
 
 struct Partition {

@@ -342,6 +342,7 @@ class Reader {
       d.flow_label = g.flow_label;
       d.p_key = static_cast<uint16_t>(p.pkey | 0x8000);
       d.line = line_;
+      d.order = groups_++;
       p.groups.push_back(d);
     }
   }
@@ -353,6 +354,7 @@ class Reader {
   bool ipoib_ = false, indx0_ = false;
   Membership defmember_ = Membership::Limited;
   uint16_t counter_ = 0;
+  uint32_t groups_ = 0;
   std::set<wire::Gid> seen_;
 };
 

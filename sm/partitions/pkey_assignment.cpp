@@ -87,23 +87,27 @@ std::vector<std::vector<uint16_t>> assign_pkeys(const PartitionConfig& config, s
 }
 
 std::vector<mad::McMemberRecord> well_known_groups(const PartitionConfig& config) {
+  std::vector<const GroupDef*> defs;
+  for (const auto& [k, p] : config.partitions)
+    for (const GroupDef& g : p.groups) defs.push_back(&g);
+  std::sort(defs.begin(), defs.end(), [](const GroupDef* a, const GroupDef* b) { return a->order < b->order; });
   std::vector<mad::McMemberRecord> out;
-  for (const Partition* p : in_table_order(config))
-    for (const GroupDef& g : p->groups) {
-      mad::McMemberRecord r;
-      r.mgid = g.mgid;
-      r.q_key = g.q_key;
-      r.mtu_selector = r.rate_selector = r.packet_life_time_selector = mad::selector::kExactly;
-      r.mtu = g.mtu;
-      r.rate = g.rate;
-      r.tclass = g.tclass;
-      r.p_key = g.p_key;
-      r.sl = g.sl;
-      r.flow_label = g.flow_label;
-      r.hop_limit = g.scope == 2 ? 0 : 0xFF;
-      r.scope = g.scope;
-      out.push_back(r);
-    }
+  for (const GroupDef* d : defs) {
+    const GroupDef& g = *d;
+    mad::McMemberRecord r;
+    r.mgid = g.mgid;
+    r.q_key = g.q_key;
+    r.mtu_selector = r.rate_selector = r.packet_life_time_selector = mad::selector::kExactly;
+    r.mtu = g.mtu;
+    r.rate = g.rate;
+    r.tclass = g.tclass;
+    r.p_key = g.p_key;
+    r.sl = g.sl;
+    r.flow_label = g.flow_label;
+    r.hop_limit = g.scope == 2 ? 0 : 0xFF;
+    r.scope = g.scope;
+    out.push_back(r);
+  }
   return out;
 }
 

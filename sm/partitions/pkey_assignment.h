@@ -39,7 +39,7 @@ std::vector<std::vector<uint16_t>> assign_pkeys(const PartitionConfig& config, s
 
 // The multicast groups the configuration creates, as the SA's records
 // (selectors Exactly, hop limit 0 at link-local scope else 0xFF), in the
-// order of the partition table.
+// order the file creates them (OpenSM gives their MLIDs in that order).
 std::vector<mad::McMemberRecord> well_known_groups(const PartitionConfig& config);
 
 }  // namespace ibfab::sm::partitions

@@ -201,9 +201,10 @@ TEST(PKeyAssignment, EntriesBeyondPartitionCapAreDropped) {
 }
 
 TEST(PKeyAssignment, WellKnownGroupsAreTheSaRecords) {
-  const auto g = well_known_groups(read("Default=0x7fff,ipoib: ALL=full; T=0x8002,ipoib,scope=5: ALL;"));
+  // In the order the file makes them, as OpenSM gives their MLIDs.
+  const auto g = well_known_groups(read("T=0x8002,ipoib,scope=5: ALL; Default=0x7fff,ipoib: ALL=full;"));
   ASSERT_EQ(g.size(), 2u);
-  EXPECT_EQ(g[0].mgid.str(), "ff15:401b:8002::ffff:ffff");  // key 0x0200 before 0xff7f
+  EXPECT_EQ(g[0].mgid.str(), "ff15:401b:8002::ffff:ffff");
   EXPECT_EQ(g[0].p_key, 0x8002);
   EXPECT_EQ(g[0].hop_limit, 0xFF);
   EXPECT_EQ(g[0].scope, 5);
@@ -211,6 +212,8 @@ TEST(PKeyAssignment, WellKnownGroupsAreTheSaRecords) {
   EXPECT_EQ(g[1].hop_limit, 0);
   EXPECT_EQ(g[1].mtu, 4);
   EXPECT_EQ(g[1].rate, 3);
+  const auto h = well_known_groups(read("Default=0x7fff,ipoib: ALL=full; T=0x8002,ipoib: ALL;"));
+  EXPECT_EQ(h[0].mgid.str(), "ff12:401b:ffff::ffff:ffff");
 }
 
 }  // namespace

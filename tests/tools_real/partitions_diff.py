@@ -13,7 +13,10 @@ On fat-tree:2:4 (the GUIDs CONF names), for each SM, H2, H4 and H6 each:
     each partition's P_Key (`SA_JOIN_DIFF partitions`: the SA's status);
   - ask the SA for its P_KeyTableRecords and every PathRecord it gives them
     (`saquery --smkey 1 PKTR`, `saquery PR`: requester-dependent), LIDs
-    compared as the GUIDs they name (NodeRecords).
+    compared as the GUIDs they name (NodeRecords), and for the multicast
+    groups the partitions made (`saquery -g`: MGID, MLID, MTU, rate, P_Key,
+    SL; the groups the joins make are left out, their MLIDs depending on
+    which host came first).
 Every line must agree.
 """
 import os
@@ -35,7 +38,7 @@ def run(ibfab, client, conf, opensm):
         f"smpquery -D pkeys 0 > {out}/$G.pkeys 2>&1; "
         f"{client} partitions > {out}/$G.joins; "
         f"for t in NR PKTR PR; do echo \"### $t\"; saquery --smkey 1 $t 2>/dev/null; echo \"rc=$?\"; done"
-        f" > {out}/$G.sa; echo done")
+        f" > {out}/$G.sa; (echo '### G'; saquery -g 2>/dev/null; echo \"rc=$?\") >> {out}/$G.sa; echo done")
     args = [sys.executable, os.path.join(HERE, "served.py"), ibfab, "fat-tree:2:4", HOSTS, "done",
             "--copies", str(len(HOSTS.split(",")))]
     if opensm:
@@ -65,8 +68,10 @@ def lines_of(files):
         if name.endswith(".sa"):
             parsed = records.parse(text)
             lids = records.lid_map(parsed["NR"][1])
-            for kind in ("PKTR", "PR"):
+            for kind in ("PKTR", "PR", "G"):
                 status, recs = parsed.get(kind, ("", []))
+                if kind == "G":  # the groups the partitions make, not those the joins above may have made
+                    recs = [r for r in recs if not dict(r).get("MGID", "").startswith("ff12:4001::")]
                 out.append(f"{name} {kind} {status} {len(recs)} records")
                 for i, rec in enumerate(records.normalise(recs, lids)):
                     out += [f"{name} {kind} {i} {k} = {v}" for k, v in rec]
