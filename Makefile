@@ -17,6 +17,7 @@ bench: build
 	$(BUILD)/bench/ibfab_verbs_bench
 	bench/rdmacm_joins.py $(BUILD)/tools/ibfab $(BUILD)/bench/rdmacm_join_load
 	bench/sa_tables.py $(BUILD)/tools/ibfab
+	bench/soak.py $(BUILD)/tools/ibfab $(BUILD)/tests/tools_real/mcast_churn $(BUILD)/bench/rdmacm_join_load
 
 # The anchor the bring-up figures are compared with: OpenSM 3.3.23 over ibsim
 # on this machine, now (docs/BENCHMARKS.md). About a minute; not part of

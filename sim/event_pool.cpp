@@ -13,7 +13,7 @@ EventPool::~EventPool() {
 
 void EventPool::add_chunk() {
   if (capacity() + (std::size_t{1} << kChunkBits) > QueueEntry::kMaxSlots)
-    throw std::length_error("ibfab: more than 2^24 events pending at once");
+    throw std::length_error("more than 2^24 events pending at once (the scenario schedules too much at one time)");
   constexpr std::size_t kBytes = sizeof(EventRecord) << kChunkBits;  // 2 MiB
   void* mem = std::aligned_alloc(kBytes, kBytes);
   if (!mem) throw std::bad_alloc();

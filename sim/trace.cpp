@@ -1,13 +1,19 @@
 #include "sim/trace.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdarg>
 
 namespace ibfab::sim {
 
 void FileTraceSink::line(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), out_);
-  std::fputc('\n', out_);
+  if ((std::fwrite(text.data(), 1, text.size(), out_) != text.size() || std::fputc('\n', out_) == EOF) && !error_)
+    error_ = errno ? errno : EIO;
+}
+
+int FileTraceSink::flush() {
+  if (std::fflush(out_) != 0 && !error_) error_ = errno ? errno : EIO;
+  return error_;
 }
 
 void DigestTraceSink::line(std::string_view text) {

@@ -19,14 +19,19 @@ class TraceSink {
   virtual void line(std::string_view text) = 0;  // text ends without '\n'
 };
 
-// Writes each line followed by '\n' to a stdio stream (not owned).
+// Writes each line followed by '\n' to a stdio stream (not owned). A write
+// that fails is remembered, not thrown: the owner asks flush() at the end.
 class FileTraceSink final : public TraceSink {
  public:
   explicit FileTraceSink(std::FILE* out) : out_(out) {}
   void line(std::string_view text) override;
+  // Flushes the stream; 0, or the errno of the first write that failed
+  // (the trace is then incomplete).
+  int flush();
 
  private:
   std::FILE* out_;
+  int error_ = 0;
 };
 
 // Keeps a 64-bit FNV-1a digest of every byte written (lines and their '\n'):

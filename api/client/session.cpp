@@ -86,8 +86,8 @@ Session* Session::get(std::string* error) {
       // the embedded engine could not start
     } else if (!node || (!*node && !embedded)) {
       why = "IBFAB_NODE is not set (run the program with `ibfab exec --node NAME -- ...`)";
-    } else if (const int fd = api::connect_to(path); fd < 0) {
-      why = "no ibfab engine at " + path + ": " + std::strerror(-fd);
+    } else if (const int fd = api::connect_to(path, &why); fd < 0) {
+      // `why` says: no engine, permission denied, or another user's engine
     } else {
       uint32_t handle = 0;
       if (const int e = greet(fd, node, api::ConnectionKind::Control, 0, handle)) {

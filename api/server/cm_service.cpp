@@ -511,10 +511,11 @@ int64_t CmService::resolve_route(Id& id, uint32_t timeout_ms) {
   std::array<uint8_t, mad::PathRecord::kSize> rec{};
   want.pack(rec);
   const uint32_t h = id.handle;
-  const sim::Time per_try = sim::Time::ms(std::max<uint32_t>(timeout_ms, 1));
+  // rdma_resolve_route's timeout is the SA query's total (sa_query.c).
+  const fabric::SaRetry retry = fabric::SaRetry::kernel(sim::Time::ms(std::max<uint32_t>(timeout_ms, 1)));
   id.sa_ticket = port_stack(id).sa->send(
       wire::mad_method::kGet, mad::PathRecord::kAttributeId, pr::kDgid | pr::kSgid | pr::kPKey | pr::kNumbPath | pr::kReversible,
-      rec, per_try, 0, [this, h](int status, std::span<const uint8_t> mad) {
+      rec, retry, [this, h](int status, std::span<const uint8_t> mad) {
         auto it = ids_.find(h);
         if (it == ids_.end()) return;
         Id& id = *it->second;

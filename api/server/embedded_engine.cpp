@@ -1,10 +1,13 @@
 // The client core's in-process transport (IBFAB_TOPOLOGY): an engine with
 // the built-in SM on a thread of this process, serving a private socket the
-// process then connects to as it would to `ibfab serve`. Registered with
+// process then connects to as it would to `ibfab serve` (in a directory of
+// its own that only this user may enter). Registered with
 // the client core at load time; linked into the drop-in libraries.
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -17,7 +20,7 @@
 namespace ibfab::api {
 namespace {
 
-std::string g_path;  // the socket file, removed at exit
+std::string g_dir;  // a private directory (mkdtemp: mode 0700) holding the socket, removed at exit
 
 std::string start_embedded(const std::string& topology, std::string& why) {
   static std::atomic<bool> never{false};
@@ -31,11 +34,23 @@ std::string start_embedded(const std::string& topology, std::string& why) {
       why = "IBFAB_TOPOLOGY=" + topology + ": " + e;
       return "";
     }
-    const std::string path = "/tmp/ibfab-embedded-" + std::to_string(::getpid()) + ".sock";
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/ibfab-embedded.XXXXXX";
+    if (!::mkdtemp(dir.data())) {
+      why = "cannot make a directory for the in-process engine's socket: " + dir + ": " + std::strerror(errno);
+      return "";
+    }
+    const std::string path = dir + "/ibfab.sock";
     const int fd = listen_at(path, why);
-    if (fd < 0) return "";
-    g_path = path;
-    std::atexit([] { ::unlink(g_path.c_str()); });
+    if (fd < 0) {
+      ::rmdir(dir.c_str());
+      return "";
+    }
+    g_dir = dir;
+    std::atexit([] {
+      ::unlink((g_dir + "/ibfab.sock").c_str());
+      ::rmdir(g_dir.c_str());
+    });
     std::thread([engine, fd] { engine->serve(fd, never); }).detach();
     return path;
   } catch (const std::exception& e) {

@@ -7,11 +7,12 @@
 //
 // - A join asks for one JoinState bit. Joins of a group are served in
 //   order: if the port already holds the bit, the member gets the group's
-//   record at once; otherwise a Set goes out (3000 ms timeout, as the
-//   kernel's) and the member gets its outcome. A zero MGID (SA-assigned)
+//   record at once; otherwise a Set goes out (3000 ms in all, retried as
+//   the kernel's ib_sa retries: fabric::SaRetry::kernel) and the member
+//   gets its outcome. A zero MGID (SA-assigned)
 //   always makes a new group, known by the MGID the SA gives it.
 // - A leave drops the member; when a bit's count reaches 0 a Delete goes out
-//   with that bit alone (3 retries, nobody waits for it).
+//   with that bit alone (3000 ms, retried the same way; nobody waits).
 // - reset() is what a port event (PORT_ERR, LID/SM change, client
 //   reregister) does: every member is told the status (-ENETRESET), the
 //   state is forgotten, and no leave is sent.

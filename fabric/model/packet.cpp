@@ -14,7 +14,7 @@ PacketPool::~PacketPool() {
 }
 
 void PacketRef::resize(uint32_t length) {
-  if (length > b_->capacity) throw std::length_error("ibfab: packet larger than its buffer");
+  if (length > b_->capacity) throw std::length_error("packet larger than its buffer");
   b_->length = length;
 }
 
@@ -25,7 +25,7 @@ void PacketRef::seal() const {
 }
 
 PacketRef PacketPool::make(uint32_t length) {
-  if (length > kMaxPacket) throw std::length_error("ibfab: packet larger than the largest MTU");
+  if (length > kMaxPacket) throw std::length_error("packet larger than the largest MTU");
   const uint32_t cls = length <= kClasses[0] ? 0 : 1;
   PacketBuffer* b = free_[cls];
   if (b) {

@@ -10,6 +10,23 @@
 
 namespace ibfab::fabric {
 
+SaRetry SaRetry::kernel(sim::Time total) {
+  constexpr unsigned kRetries = 10;  // sa_query.c's nmbr_sa_query_retries
+  const sim::Time per_try = total / kRetries;
+  if (per_try < sim::Time::ms(1)) {
+    // sa_query.c's small-timeout case: T retries of 1 ms.
+    const int64_t ms = total.ps() / sim::Time::ms(1).ps();
+    return {sim::Time::ms(1), static_cast<unsigned>(ms > 0 ? ms : 1), kTick};
+  }
+  return {per_try, kRetries, kTick};
+}
+
+sim::Time SaRetry::wait(uint64_t seed, uint64_t port_guid, uint32_t tid, unsigned attempt) const {
+  if (spread <= sim::Time::zero()) return per_try;
+  const uint64_t draw = sim::mix64(sim::mix64(seed, port_guid), uint64_t{tid} << 8 | (attempt & 0xFF));
+  return per_try + sim::Time::ps(static_cast<int64_t>(draw % static_cast<uint64_t>(spread.ps())));
+}
+
 SaClient::SaClient(Hca& hca, uint8_t port) : hca_(hca), port_(port) {
   // No unsolicited methods: answers come by TID.
   agent_ = hca.register_agent({.port = port, .mgmt_class = mad::kSaClass, .class_version = mad::kSaClassVersion}, this);
@@ -21,7 +38,7 @@ SaClient::~SaClient() {
 }
 
 uint64_t SaClient::send(uint8_t method, uint16_t attribute, uint64_t mask, std::span<const uint8_t> record,
-                        sim::Time timeout, unsigned retries, Done done) {
+                        SaRetry retry, Done done) {
   const uint32_t tid = next_tid_++;
   if (next_tid_ == 0) next_tid_ = 1;
   Pending& p = pending_[tid];
@@ -29,8 +46,7 @@ uint64_t SaClient::send(uint8_t method, uint16_t attribute, uint64_t mask, std::
   mad::init_sa_request(m, method, attribute, tid, mask);
   const auto data = mad::mutable_sa_data(m);
   std::copy_n(record.begin(), std::min(record.size(), data.size()), data.begin());
-  p.timeout = timeout;
-  p.retries_left = retries;
+  p.retry = retry;
   p.done = std::move(done);
   transmit(tid);
   return tid;
@@ -59,13 +75,15 @@ void SaClient::transmit(uint32_t tid) {
   // (index 0 when the table has none).
   to.pkey_index = static_cast<uint16_t>(std::max(0, port.find_pkey(0xFFFF)));
   hca_.send_mad(agent_, to, p.mad);
-  p.timer = hca_.fabric().sim().schedule(p.timeout, [this, tid] { expire(tid); });
+  ++transmissions_;
+  sim::Simulator& sim = hca_.fabric().sim();
+  const sim::Time wait = p.retry.wait(sim.rng().seed(), port.guid(), tid, p.attempt++);
+  p.timer = sim.schedule(wait, [this, tid] { expire(tid); });
 }
 
 void SaClient::expire(uint32_t tid) {
   Pending& p = pending_.at(tid);
-  if (p.retries_left == 0) return finish(tid, -ETIMEDOUT, {});
-  --p.retries_left;
+  if (p.attempt > p.retry.retries) return finish(tid, -ETIMEDOUT, {});
   transmit(tid);
 }
 

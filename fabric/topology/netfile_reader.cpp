@@ -275,6 +275,7 @@ std::optional<fabric::LinkRate> Parser::comment_rate(std::string_view comment) {
 }
 
 Topology Parser::finish() {
+  if (nodes_.empty()) throw TopologyError(file_ + ": no nodes (a net file declares at least one Switch or Ca)");
   Topology t;
   t.reserve(nodes_.size());
   for (RawNode& raw : nodes_) {

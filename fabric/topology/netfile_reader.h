@@ -35,7 +35,8 @@
 // ports out of range, a port declared twice, a link to an undeclared node
 // (at the link's line), links whose two declarations disagree (at the later
 // one), a port taken by two links, garbled numbers/quotes/GUIDs, duplicate
-// names or GUIDs, and nodes with 0 or too many ports.
+// names or GUIDs, and nodes with 0 or too many ports; "FILE: no nodes" for
+// text that declares no node (an empty file).
 // Cost: O(size of input) time and memory.
 #include <istream>
 #include <string>

@@ -1,14 +1,13 @@
 #include "fabric/topology/topology_spec.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
 #include "fabric/topology/fat_tree.h"
 #include "fabric/topology/netfile_reader.h"
 #include "fabric/topology/switch_grid.h"
+#include "fabric/topology/text_file.h"
 
 namespace ibfab::topo {
 namespace {
@@ -91,11 +90,13 @@ Topology load_topology(const std::string& spec) {
   if (colon != std::string_view::npos && generator_like(word))
     throw TopologyError::in_spec(spec, "unknown generator '" + std::string(word) + "' (expected " +
                                            kGenerators + ", or a net file path)");
-  std::ifstream in(spec);
-  if (!in) {
-    const int err = errno;
-    throw TopologyError(spec + ": cannot open: " + std::strerror(err));
+  std::string text;
+  try {
+    text = read_text_file(spec, kMaxNetFileBytes, "net files");
+  } catch (const TextFileError& e) {
+    throw TopologyError(e.what());
   }
+  std::istringstream in(std::move(text));
   return read_netfile(in, spec);
 }
 

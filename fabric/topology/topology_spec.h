@@ -8,13 +8,18 @@
 // Numbers are plain decimal digits. Throws TopologyError:
 //   "spec 'x': problem" for a malformed or out-of-range generator spec or
 //   an unknown generator word ("mesh:4");
-//   "FILE: cannot open: <strerror>" for a file that cannot be opened;
+//   "FILE: problem" for a file that cannot be opened or read, is no
+//   regular file (a FIFO, a device) or is larger than kMaxNetFileBytes;
 //   "FILE:LINE: problem" from the net-file reader.
+#include <cstddef>
 #include <string>
 
 #include "fabric/topology/topology.h"
 
 namespace ibfab::topo {
+
+// The largest net file read (an ibnetdiscover dump of 10,000 hosts is ~5 MB).
+inline constexpr std::size_t kMaxNetFileBytes = std::size_t{64} << 20;
 
 Topology load_topology(const std::string& spec);
 

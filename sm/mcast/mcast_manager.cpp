@@ -326,10 +326,7 @@ void McastManager::when_programmed(std::function<void()> fn) {
 
 void McastManager::start_run(uint16_t mlid) {
   sim::Simulator& sim = sender_.hca().fabric().sim();
-  McastProgramming p;
-  p.mlid = mlid;
-  p.called = sim.now();
-  runs_.push_back(p);
+  unflushed_.push_back({mlid, sim.now()});
   if (sim.pending(flush_event_)) return;
   std::weak_ptr<bool> alive = alive_;
   flush_event_ = sim.schedule(batch_, [this, alive] {
@@ -339,10 +336,16 @@ void McastManager::start_run(uint16_t mlid) {
 
 void McastManager::flush(bool all) {
   sender_.hca().fabric().sim().cancel(flush_event_);
-  if (!all && unflushed_ == runs_.size()) return;
-  const std::size_t batch = batches_.size();
-  batches_.push_back({unflushed_, runs_.size()});
-  unflushed_ = runs_.size();
+  if (!all && unflushed_.empty()) return;
+  uint32_t batch;
+  if (free_batches_.empty()) {
+    batch = static_cast<uint32_t>(batches_.size());
+    batches_.emplace_back();
+  } else {
+    batch = free_batches_.back();
+    free_batches_.pop_back();
+  }
+  batches_[batch].calls.swap(unflushed_);  // unflushed_ takes the slot's empty vector and its capacity
   if (all) {
     for (uint32_t s = 0; s < subnet_.graph.switches.size(); ++s) {
       for (const MftAddress a : shadow_.stale(subnet_.graph.switches[s].guid, positions(s), std::nullopt))
@@ -364,19 +367,49 @@ void McastManager::flush(bool all) {
   finish_if_done(batch);
 }
 
-void McastManager::finish_if_done(std::size_t batch) {
-  const Batch& b = batches_[batch];
+void McastManager::finish_if_done(uint32_t batch) {
+  Batch& b = batches_[batch];
   if (b.pending > 0) return;
   const sim::Time now = sender_.hca().fabric().sim().now();
-  for (std::size_t r = b.first_run; r < b.end_run; ++r) {
-    McastProgramming& p = runs_[r];
+  for (const Call& c : b.calls) {
+    McastProgramming p;
+    p.mlid = c.mlid;
+    p.called = c.called;
+    p.programmed = now;
     p.smps = b.smps;
     p.failed = b.failed;
-    if (!p.programmed) p.programmed = now;
+    stats_.record(p);
+    if (c.mlid == 0) {
+      ++stats_.reroutes;
+    } else {
+      ++stats_.calls;
+      stats_.latency.add(now - c.called);
+    }
   }
+  ++stats_.batches;
+  stats_.smps += b.smps;
+  stats_.failed += b.failed;
+  b.calls.clear();
+  b.pending = b.smps = b.failed = 0;
+  free_batches_.push_back(batch);
 }
 
-void McastManager::write(uint32_t sw, MftAddress a, std::size_t batch) {
+McastManager::Footprint McastManager::footprint() const {
+  Footprint f;
+  f.groups = groups_.size();
+  for (const auto& [mlid, g] : groups_) {
+    f.members += g.members.size();
+    f.tree_nodes += g.nodes.size();
+  }
+  f.ports_in_groups = groups_of_.size();
+  f.batch_slots = batches_.size();
+  f.calls_waiting = unflushed_.size();
+  for (const Batch& b : batches_) f.calls_waiting += b.calls.size();
+  f.latency_bins = stats_.latency.bins();
+  return f;
+}
+
+void McastManager::write(uint32_t sw, MftAddress a, uint32_t batch) {
   Batch& b = batches_[batch];
   if (sw >= subnet_.switch_paths.size()) {
     // No directed route to it: count it, and leave the shadow stale so the
@@ -402,7 +435,7 @@ void McastManager::write(uint32_t sw, MftAddress a, std::size_t batch) {
               });
 }
 
-void McastManager::answered(uint64_t guid, MftAddress a, uint64_t seq, std::size_t batch, bool ok) {
+void McastManager::answered(uint64_t guid, MftAddress a, uint64_t seq, uint32_t batch, bool ok) {
   // An older write that landed after a newer one: write the block again
   // (a failed write is left for the next reroute, so a dead switch does not
   // make this loop).
@@ -415,7 +448,7 @@ void McastManager::answered(uint64_t guid, MftAddress a, uint64_t seq, std::size
   smp_done(batch);
 }
 
-void McastManager::update_top(uint32_t sw, std::size_t batch) {
+void McastManager::update_top(uint32_t sw, uint32_t batch) {
   const uint64_t guid = subnet_.graph.switches[sw].guid;
   const uint16_t top = shadow_.top(guid);
   auto [it, fresh] = tops_.try_emplace(guid, uint16_t{0xBFFF});
@@ -447,7 +480,7 @@ void McastManager::update_top(uint32_t sw, std::size_t batch) {
               });
 }
 
-void McastManager::smp_done(std::size_t batch) {
+void McastManager::smp_done(uint32_t batch) {
   --outstanding_;
   --batches_[batch].pending;
   finish_if_done(batch);

@@ -139,10 +139,20 @@ class McastManager final : public McastRouting, public MftView {
   uint64_t top_smps_sent() const { return top_smps_; }   // SwitchInfo Get/Set for MulticastFDBTop
   uint64_t mft_smps_failed() const { return smps_failed_; }
   std::size_t outstanding() const { return outstanding_; }
-  // One entry per membership call (add/remove/clear/set_members) and per
-  // reroute_all, in call order. Calls flushed together share their batch's
-  // MFT SMP counts and programmed time (which waits for MulticastFDBTop too).
-  const std::vector<McastProgramming>& programming() const { return runs_; }
+  // Every membership call (add/remove/clear/set_members) and reroute_all
+  // once its batch is programmed, in bounded memory (McastProgrammingStats:
+  // aggregates, a latency histogram and a ring of the last records). Calls
+  // flushed together share their batch's MFT SMP counts and programmed time
+  // (which waits for MulticastFDBTop too). Calls whose batch is still out
+  // are not in it yet.
+  const McastProgrammingStats& programming() const { return stats_; }
+  // What the manager holds, for soak tests: members, tree nodes, groups,
+  // batch slots and the calls waiting in them. Flat under churn.
+  struct Footprint {
+    std::size_t groups = 0, members = 0, tree_nodes = 0, ports_in_groups = 0;
+    std::size_t batch_slots = 0, calls_waiting = 0, latency_bins = 0;
+  };
+  Footprint footprint() const;
   const McastPolicies& policies() const { return policies_; }
 
  private:
@@ -201,13 +211,15 @@ class McastManager final : public McastRouting, public MftView {
   // Sends the stale blocks of every switch (all) or of the switches and
   // blocks marked dirty, for the calls since the previous flush.
   void flush(bool all);
-  void write(uint32_t sw, mad::MftAddress a, std::size_t batch);
-  void answered(uint64_t guid, mad::MftAddress a, uint64_t seq, std::size_t batch, bool ok);
+  void write(uint32_t sw, mad::MftAddress a, uint32_t batch);
+  void answered(uint64_t guid, mad::MftAddress a, uint64_t seq, uint32_t batch, bool ok);
   // Sets MulticastFDBTop on switch `sw` if its top changed.
-  void update_top(uint32_t sw, std::size_t batch);
+  void update_top(uint32_t sw, uint32_t batch);
   // One SMP of `batch` was answered or given up.
-  void smp_done(std::size_t batch);
-  void finish_if_done(std::size_t batch);
+  void smp_done(uint32_t batch);
+  // Once nothing of `batch` is outstanding: its calls go to stats_ and
+  // its slot is freed.
+  void finish_if_done(uint32_t batch);
   uint8_t positions(uint32_t sw) const;
 
   const Subnet& subnet_;
@@ -222,15 +234,22 @@ class McastManager final : public McastRouting, public MftView {
   std::unordered_map<uint64_t, uint16_t> tops_;          // switch GUID -> MulticastFDBTop last set
   const RoutingSwitch* synced_data_ = nullptr;           // the switch list the trees were built on
   std::size_t synced_size_ = 0;
+  struct Call {
+    uint16_t mlid = 0;  // 0: reroute_all
+    sim::Time called;
+  };
+  // A flush's calls until its SMPs are answered. Slots are reused (their
+  // vectors keep their capacity), so a steady churn allocates nothing.
   struct Batch {
-    std::size_t first_run = 0, end_run = 0;  // its calls: runs_[first_run, end_run)
-    uint32_t pending = 0;                    // SMPs not yet answered
+    std::vector<Call> calls;
+    uint32_t pending = 0;  // SMPs not yet answered
     uint32_t smps = 0, failed = 0;
   };
   sim::Time batch_;
-  std::vector<McastProgramming> runs_;
-  std::size_t unflushed_ = 0;                            // runs_[unflushed_..] wait for a flush
-  std::vector<Batch> batches_;
+  std::vector<Call> unflushed_;          // calls waiting for a flush
+  std::vector<Batch> batches_;           // by slot
+  std::vector<uint32_t> free_batches_;   // slots of finished batches
+  McastProgrammingStats stats_;
   sim::EventHandle flush_event_;
   std::vector<std::function<void()>> waiters_;
   std::size_t outstanding_ = 0;

@@ -1,14 +1,10 @@
 #include "sm/partitions/partition_reader.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <cstdio>
 #include <optional>
 #include <set>
-#include <sstream>
 
+#include "fabric/topology/text_file.h"
 #include "sm/sa/sa_enums.h"
 
 namespace ibfab::sm::partitions {
@@ -368,17 +364,12 @@ PartitionConfig read_partitions(std::string_view text, const std::string& source
 }
 
 PartitionConfig load_partitions(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw PartitionError(path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw PartitionError(path + ": not a regular file");
-  if (static_cast<std::size_t>(st.st_size) > kMaxFileBytes)
-    throw PartitionError(path + ": larger than " + std::to_string(kMaxFileBytes) + " bytes");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PartitionError(path + ": cannot open: " + std::strerror(errno));
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) throw PartitionError(path + ": read error");
+  std::string text;
+  try {
+    text = topo::read_text_file(path, kMaxFileBytes, "partition files");
+  } catch (const topo::TextFileError& e) {
+    throw PartitionError(e.what());
+  }
   return read_partitions(text, path);
 }
 

@@ -34,7 +34,8 @@ inline constexpr std::size_t kMaxFileBytes = std::size_t{4} << 20;
 // `source` names the text in messages.
 PartitionConfig read_partitions(std::string_view text, const std::string& source);
 // Reads a regular file (not a FIFO, device or directory) of at most
-// kMaxFileBytes; any failure is a PartitionError naming the file.
+// kMaxFileBytes (fabric/topology/text_file.h); any failure is a
+// PartitionError naming the file.
 PartitionConfig load_partitions(const std::string& path);
 // OpenSM's partitions without a file: Default=0x7fff,ipoib: ALL=full.
 PartitionConfig default_partitions();

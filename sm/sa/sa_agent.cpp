@@ -90,7 +90,7 @@ SaAgent::SaAgent(fabric::Hca& hca, uint8_t port, const Subnet& subnet, McastGrou
                     method::kGetMulti})
     spec.methods[m / 64] |= uint64_t{1} << (m % 64);
   id_ = hca.register_agent(spec, this);
-  if (id_ == 0) throw std::runtime_error("ibfab: the SA class is already taken on this port");
+  if (id_ == 0) throw std::runtime_error("the SA class is already taken on this port");
   groups.on_trap = [this](uint16_t trap, const McastGroup& g) {
     report(trap, g.rec.mgid, g.rec.p_key);
   };

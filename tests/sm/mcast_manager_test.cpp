@@ -205,8 +205,10 @@ TEST_F(McastFatTree, GroupsOfTwoThreeAndEveryHostReachExactlyTheirMembers) {
     EXPECT_EQ(c.ports_reached, groups[g].size() * (groups[g].size() - 1));
   }
   // Per-call programming record: each was answered after it was called.
-  ASSERT_EQ(m.programming().size(), 3u);
-  for (const McastProgramming& p : m.programming()) {
+  ASSERT_EQ(m.programming().calls, 3u);
+  ASSERT_EQ(m.programming().recent_size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const McastProgramming& p = m.programming().recent(i);
     ASSERT_TRUE(p.programmed.has_value());
     EXPECT_GT(p.smps, 0u);
     EXPECT_GT(p.latency()->ps(), 0);
@@ -228,7 +230,7 @@ TEST_F(McastFatTree, RemovingAMemberResendsOnlyTheChangedBlocks) {
   m.set_members(kMlid, bed.ports({"H1", "H5", "H9"}));  // root S1; S1, L1, L2, L3
   bed.sim.run();
   const uint64_t before = m.mft_smps_sent();
-  EXPECT_EQ(m.programming().back().smps, 4u);  // block 0 of S1, L1, L2 (new entry 0) and L3
+  EXPECT_EQ(m.programming().last().smps, 4u);  // block 0 of S1, L1, L2 (new entry 0) and L3
   m.set_members(kMlid, bed.ports({"H1", "H5"}));
   bed.sim.run();
   EXPECT_EQ(m.mft_smps_sent() - before, 2u);  // S1 loses its L3 port; L3 loses the entry
@@ -241,8 +243,8 @@ TEST_F(McastFatTree, RemovingAMemberResendsOnlyTheChangedBlocks) {
   m.set_members(kMlid, bed.ports({"H5", "H1", "H1"}));
   bed.sim.run();
   EXPECT_EQ(m.mft_smps_sent() - before, 2u);
-  EXPECT_EQ(m.programming().back().smps, 0u);
-  EXPECT_EQ(m.programming().back().latency()->ps(), 0);
+  EXPECT_EQ(m.programming().last().smps, 0u);
+  EXPECT_EQ(m.programming().last().latency()->ps(), 0);
 }
 
 // H1..H4 (on L1) then H5 (on L2) join 1 us apart. Unbatched, every change
@@ -262,10 +264,13 @@ TEST_F(McastFatTree, ChangesInOneBatchWriteEachBlockOnce) {
   McastManager batched(bed.subnet, *bed.sender, McastPolicies::opensm(), sim::Time::us(5));
   joins(batched, kMlid + 1);
   EXPECT_EQ(batched.mft_smps_sent(), 3u);
-  ASSERT_EQ(batched.programming().size(), 5u);
-  const McastProgramming& first = batched.programming().front();
+  ASSERT_EQ(batched.programming().recent_size(), 5u);
+  EXPECT_EQ(batched.programming().batches, 1u);
+  const McastProgramming& first = batched.programming().recent(0);
   EXPECT_GE(first.latency()->ps(), sim::Time::us(5).ps());
-  for (const McastProgramming& p : batched.programming()) {
+  EXPECT_EQ(batched.programming().latency.max(), *first.latency());
+  for (std::size_t i = 0; i < 5; ++i) {
+    const McastProgramming& p = batched.programming().recent(i);
     EXPECT_EQ(p.smps, 3u) << "the calls of one batch share its SMPs";
     EXPECT_EQ(p.programmed, first.programmed);
   }
@@ -406,15 +411,15 @@ TEST_F(McastFatTree, WritesThatFailAreRetriedByTheNextReroute) {
   m.set_members(kMlid, bed.ports({"H1", "H5"}));
   bed.sim.run();
   EXPECT_EQ(m.mft_smps_failed(), 2u);  // S1 and L2 (its route runs through S1)
-  EXPECT_EQ(m.programming().back().failed, 2u);
-  EXPECT_TRUE(m.programming().back().programmed.has_value());
+  EXPECT_EQ(m.programming().last().failed, 2u);
+  EXPECT_TRUE(m.programming().last().programmed.has_value());
   bed.fabric.set_link_up(*l1.port(5).link(), true);
   fabric::testing::configure_by_hand(bed.fabric);
   const uint64_t sent = m.mft_smps_sent();
   m.reroute_all();
   EXPECT_EQ(m.mft_smps_sent() - sent, 2u);
   bed.sim.run();
-  EXPECT_EQ(m.programming().back().failed, 0u);
+  EXPECT_EQ(m.programming().last().failed, 0u);
   EXPECT_TRUE(bed.check(kMlid, {"H1", "H5"}).ok) << bed.check(kMlid, {"H1", "H5"}).problem;
 }
 

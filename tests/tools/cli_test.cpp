@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,42 +42,72 @@ std::string tmp(const std::string& name) { return ::testing::TempDir() + "/" + n
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
+// A program (`ibfab serve` here) run in the background, its stdout and
+// stderr read through a pipe; stopped with SIGTERM when it goes out of scope.
+class Background {
+ public:
+  // `env` ("NAME=VALUE", or "-NAME" to unset) applies to the child only.
+  explicit Background(std::vector<std::string> argv, const std::vector<std::string>& env = {}) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], 1);
+      ::dup2(fds[1], 2);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      for (const std::string& e : env) {
+        if (e[0] == '-') ::unsetenv(e.c_str() + 1);
+        else ::putenv(const_cast<char*>(e.c_str()));
+      }
+      std::vector<char*> a;
+      for (std::string& s : argv) a.push_back(s.data());
+      a.push_back(nullptr);
+      ::execvp(a[0], a.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    fd_ = fds[0];
+  }
+  ~Background() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+
+  // What it printed up to its "ready" line, or all of it if it ended or 60
+  // s passed first.
+  std::string until_ready() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (fd_ >= 0 && out_.find("ready\n") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 1000) <= 0) continue;
+      std::array<char, 4096> buf;
+      const ssize_t n = ::read(fd_, buf.data(), buf.size());
+      if (n <= 0) break;
+      out_.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    return out_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  std::string out_;
+};
+
 // Starts `ibfab serve ARGS` on a private socket and returns what it printed
-// (stdout and stderr) up to its "ready" line, or all of it if it ended or
-// 60 s passed first; then stops it with SIGTERM.
+// up to its "ready" line (Background::until_ready); then stops it.
 std::string serve_until_ready(const std::vector<std::string>& args) {
-  int fds[2];
-  if (::pipe(fds) != 0) return "(no pipe)";
   std::vector<std::string> argv = {IBFAB_BINARY, "serve", "--socket", tmp("serve-" + std::to_string(::getpid()) + ".sock")};
   argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    std::vector<char*> a;
-    for (std::string& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    ::execv(a[0], a.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::string out;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (out.find("ready\n") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fds[0], POLLIN, 0};
-    if (::poll(&p, 1, 1000) <= 0) continue;
-    std::array<char, 4096> buf;
-    const ssize_t n = ::read(fds[0], buf.data(), buf.size());
-    if (n <= 0) break;
-    out.append(buf.data(), static_cast<std::size_t>(n));
-  }
-  ::kill(pid, SIGTERM);
-  ::waitpid(pid, nullptr, 0);
-  ::close(fds[0]);
-  return out;
+  return Background(argv).until_ready();
 }
+
 
 TEST(Cli, TopoShowPrintsTheCountsOfA3LevelFatTree) {
   const Result r = ibfab("topo show fat-tree:3:36");
@@ -308,7 +339,7 @@ TEST(Cli, IpFileGivesOverridesAsIpDoes) {
   EXPECT_FALSE(std::filesystem::exists(tmp("bad-ip-file.sock")));
   r = ibfab("topo show fat-tree:2:4 --addresses --ip-file " + tmp("no-such-file.txt"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.out, "ibfab: --ip-file: cannot read '" + tmp("no-such-file.txt") + "'\n");
+  EXPECT_EQ(r.out, "ibfab: --ip-file: " + tmp("no-such-file.txt") + ": cannot open: No such file or directory\n");
 }
 
 TEST(Cli, BadIpIsOneLineAndExitTwo) {
@@ -346,7 +377,8 @@ TEST(Cli, ServePartitionsAreCheckedBeforeServing) {
   EXPECT_EQ(r.out, "ibfab: " + conf + ":2: unrecognized partition flag 'colour'\n");
   r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("fifo-part.sock") + " --partitions /dev/null");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.out, "ibfab: /dev/null: not a regular file\n");
+  EXPECT_EQ(r.out.rfind("ibfab: /dev/null: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
   r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("none-part.sock") + " --sm none --partitions " + conf);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("opensm -P"), std::string::npos) << r.out;
@@ -379,6 +411,243 @@ TEST(Cli, ServeCountsTheAddressesOfMoreThan64Hosts) {
   EXPECT_NE(out.find("\naddresses: 72 ports (ibfab topo show --addresses lists them)\nready\n"), std::string::npos)
       << out;
   EXPECT_EQ(out.find("\naddress "), std::string::npos) << out;
+}
+
+// --- Inputs that cannot hang ibfab or fill its memory (every one exits 2
+// with one line naming the file) ---
+
+// A FIFO with no writer: `timeout` ends the command if it blocks on it.
+std::string fifo(const std::string& name) {
+  const std::string path = tmp(name);
+  std::filesystem::remove(path);
+  ::mkfifo(path.c_str(), 0600);
+  return path;
+}
+
+TEST(Cli, ANetFileThatIsAFifoIsRefused) {
+  const std::string net = fifo("fifo.net");
+  const Result r = sh("timeout 30 " + std::string(IBFAB_BINARY) + " topo show " + net);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + net + ": a FIFO, not a regular file\n");
+}
+
+TEST(Cli, AScenarioThatIsAFifoIsRefused) {
+  const std::string yaml = fifo("fifo.yaml");
+  const Result r = sh("timeout 30 " + std::string(IBFAB_BINARY) + " run " + yaml);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + yaml + ": a FIFO, not a regular file\n");
+}
+
+TEST(Cli, AnIpFileThatIsAFifoIsRefusedBeforeServeListens) {
+  const std::string file = fifo("fifo-ip.txt");
+  const std::string sock = tmp("fifo-ip.sock");
+  const Result r =
+      sh("timeout 30 " + std::string(IBFAB_BINARY) + " serve --topology line:2 --socket " + sock + " --ip-file " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: --ip-file: " + file + ": a FIFO, not a regular file\n");
+  EXPECT_FALSE(std::filesystem::exists(sock));
+}
+
+TEST(Cli, DevZeroIsRefusedWhereAFileIsExpected) {
+  Result r = sh("timeout 30 " + std::string(IBFAB_BINARY) + " run /dev/zero");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: /dev/zero: a character device, not a regular file\n");
+  r = sh("timeout 30 " + std::string(IBFAB_BINARY) + " topo show line:2 --addresses --ip-file /dev/zero");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out,
+            "ibfab: --ip-file: /dev/zero: a character device, not a regular file\n");
+  r = sh("timeout 30 " + std::string(IBFAB_BINARY) + " topo show /dev/zero");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: /dev/zero: a character device, not a regular file\n");
+}
+
+TEST(Cli, AScenarioLargerThanTheLimitIsRefused) {
+  const std::string yaml = tmp("huge.yaml");
+  std::filesystem::resize_file((std::ofstream(yaml), yaml), (std::uintmax_t{16} << 20) + 1);  // sparse
+  const Result r = ibfab("run " + yaml);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + yaml + ": larger than 16 MiB (the limit for scenario files)\n");
+  std::filesystem::remove(yaml);
+}
+
+// `ibfab run` on a scenario file NAME (in TempDir) holding TEXT.
+struct RunResult {
+  std::string file;
+  Result result;
+};
+RunResult run_text(const std::string& name, const std::string& text) {
+  RunResult r{tmp(name), {}};
+  write(r.file, text);
+  r.result = ibfab("run " + r.file);
+  return r;
+}
+
+TEST(Cli, AJoinStateThatIsNoNumberNamesFileAndLine) {
+  const auto [s, r] = run_text("js.yaml", "topology: ring:3\nactions:\n  - {at: 0, join: {node: H1, mgid: \"ff12::1\", join-state: 0xzz}}\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + s +
+                       ":3: 'join-state': full, non-member, send-only-non-member, send-only-full, or bits 0x1..0xf; "
+                       "got '0xzz'\n");
+}
+
+TEST(Cli, AYamlMapUsedAsAKeyNamesFileAndLine) {
+  const auto [s, r] = run_text("mapkey.yaml", "topology: ring:3\n{a: 1}: 2\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + s + ":2: a key must be a single word, not a list or a map\n");
+}
+
+TEST(Cli, ADuplicateKeyIsRefused) {
+  const RunResult top = run_text("dup.yaml", "topology: ring:3\nduration: 1ms\nduration: 2ms\n");
+  EXPECT_EQ(top.result.status, 2);
+  EXPECT_EQ(top.result.out, "ibfab: " + top.file + ":3: duplicate key 'duration' (first at line 2)\n");
+  const RunResult action = run_text("dup-at.yaml", "topology: ring:3\nactions:\n  - {at: 0, probe: H1, at: 1ms}\n");
+  EXPECT_EQ(action.result.status, 2);
+  EXPECT_EQ(action.result.out, "ibfab: " + action.file + ":3: duplicate key 'at' (first at line 3)\n");
+}
+
+TEST(Cli, ANegativeMaskIsRefused) {
+  const auto [s, r] = run_text("mask.yaml", "topology: ring:3\nactions:\n  - {at: 0, join: {node: H1, mgid: \"ff12::1\", mask: -1}}\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + s + ":3: 'mask': expected a non-negative number, got '-1'\n");
+}
+
+TEST(Cli, ASeedIsADecimalNumberThatFitsIn64Bits) {
+  const std::string s = tmp("seed.yaml");
+  write(s, "topology: ring:3\nduration: 1ms\n");
+  for (const char* bad : {"-1", "18446744073709551616", "1e3"}) {
+    const Result r = ibfab("run --seed " + std::string(bad) + " " + s);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.out.find(std::string("'") + bad + "' is no seed"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(ibfab("run --seed 18446744073709551615 " + s).status, 0);
+}
+
+TEST(Cli, AnEmptyNetFileIsRefused) {
+  const std::string net = tmp("empty.net");
+  write(net, "");
+  const Result r = ibfab("topo show " + net);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + net + ": no nodes (a net file declares at least one Switch or Ca)\n");
+}
+
+TEST(Cli, ALinkNamedWithTheWrongFarEndIsRefused) {
+  // line:2: S1[1]-H1[1], S1[2]-S2[2] (generators cable hosts first).
+  const auto [s, r] = run_text("farend.yaml",
+                               "topology: line:2\nduration: 1ms\nactions:\n  - {at: 0, link-down: \"S1[1]-H1[1]\"}\n"
+                               "  - {at: 0, link-down: \"S1[1]-S2[7]\"}\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + s + ":5: S1[1]-S2[7]: S1[1] is cabled to H1[1]\n");
+  const Result pcap = ibfab("run --pcap " + tmp("farend.pcap") + " --pcap-link S1[1]-S2[2] " + s);
+  EXPECT_EQ(pcap.status, 2);
+  EXPECT_EQ(pcap.out, "ibfab: --pcap-link S1[1]-S2[2]: S1[1] is cabled to H1[1]\n");
+}
+
+TEST(Cli, AnEmptySocketPathIsRefused) {
+  // `timeout`: were "" taken as the default, serve would start and stay.
+  Result r = sh("timeout 30 " + std::string(IBFAB_BINARY) + " serve --topology line:2 --socket ''");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--socket: an empty path"), std::string::npos) << r.out;
+  r = ibfab("exec --socket '' --node H1 -- true");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--socket: an empty path"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ATraceThatCannotBeWrittenFailsTheRun) {
+  const std::string s = tmp("full.yaml");
+  write(s, "topology: ring:3\nduration: 1ms\nactions:\n  - {at: 0, probe: H1}\n");
+  const Result r = ibfab("run --trace /dev/full " + s);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("ibfab: /dev/full: the trace could not be written: No space left on device\n"), std::string::npos)
+      << r.out;
+}
+
+// --- The socket: this user's, in a private directory; a stranger on either
+// end is refused ---
+
+// A fresh directory under TempDir with `mode`, for one test.
+std::string fresh_dir(const std::string& name, mode_t mode) {
+  const std::string dir = tmp(name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ::chmod(dir.c_str(), mode);
+  return dir;
+}
+
+TEST(Cli, ServeLeavesAFileThatIsNoSocketAlone) {
+  const std::string file = tmp("precious.txt");
+  write(file, "data\n");
+  const Result r = sh("timeout 30 " + std::string(IBFAB_BINARY) + " serve --topology line:2 --socket " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + file + " exists and is not a socket: refusing to replace it (choose another --socket)\n");
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "data\n");
+}
+
+TEST(Cli, TheDefaultSocketIsInAPrivateDirectory) {
+  const std::string tmpdir = fresh_dir("tmpdir", 0755);
+  const std::string dir = tmpdir + "/ibfab-" + std::to_string(::geteuid());
+  const std::vector<std::string> env = {"-XDG_RUNTIME_DIR", "-IBFAB_SOCKET", "TMPDIR=" + tmpdir};
+  {
+    Background serve({IBFAB_BINARY, "serve", "--topology", "line:2"}, env);
+    const std::string out = serve.until_ready();
+    ASSERT_NE(out.find("socket " + dir + "/ibfab.sock\n"), std::string::npos) << out;
+    struct stat st;
+    ASSERT_EQ(::lstat(dir.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+    EXPECT_EQ(st.st_mode & 07777, 0700u);
+    EXPECT_EQ(st.st_uid, ::geteuid());
+    // A client finds it there too.
+    const Result r = sh("env -u XDG_RUNTIME_DIR -u IBFAB_SOCKET TMPDIR=" + tmpdir + " " + IBFAB_BINARY +
+                        " exec --node H1 --no-device-view -- true");
+    EXPECT_EQ(r.status, 0) << r.out;
+  }
+  // A directory that others may enter is not used.
+  ::chmod(dir.c_str(), 0777);
+  const Result r =
+      sh("env -u XDG_RUNTIME_DIR TMPDIR=" + tmpdir + " timeout 30 " + IBFAB_BINARY + " serve --topology line:2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: refusing the socket directory " + dir +
+                       ": its mode is 0777, not 0700 (others could reach or replace the socket)\n");
+}
+
+// A copy of the binary that nobody may run (the build tree may be closed to
+// other users).
+std::string binary_for_nobody() {
+  const std::string dir = fresh_dir("nobody-bin", 0755);
+  const std::string copy = dir + "/ibfab";
+  std::filesystem::copy_file(IBFAB_BINARY, copy);
+  ::chmod(copy.c_str(), 0755);
+  return copy;
+}
+
+// As root: `ibfab serve` run by nobody, in a directory nobody may write,
+// stands where root's client looks.
+TEST(Cli, ExecRefusesAnEngineOfAnotherUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to run a listener as nobody)";
+  const std::string dir = fresh_dir("stranger", 0777);
+  const std::string sock = dir + "/ibfab.sock";
+  Background impostor({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary_for_nobody(), "serve",
+                       "--topology", "line:2", "--socket", sock});
+  ASSERT_NE(impostor.until_ready().find("ready\n"), std::string::npos) << impostor.until_ready();
+  const Result r = ibfab("exec --socket " + sock + " --node H1 --no-device-view -- true");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + sock + " is served by uid 65534 (nobody), not by you (uid 0 (root)) or root: "
+                   "refusing to talk to it\n");
+}
+
+TEST(Cli, AnotherUserIsToldPermissionDenied) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to connect as nobody)";
+  const std::string dir = fresh_dir("open", 0755);
+  const std::string sock = dir + "/ibfab.sock";
+  Background serve({IBFAB_BINARY, "serve", "--topology", "line:2", "--socket", sock});
+  ASSERT_NE(serve.until_ready().find("ready\n"), std::string::npos) << serve.until_ready();
+  const Result r = sh("setpriv --reuid=65534 --regid=65534 --clear-groups " + binary_for_nobody() + " exec --socket " +
+                      sock + " --node H1 --no-device-view -- true");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + sock + ": permission denied (the engine there belongs to uid 0 (root); an engine "
+                   "serves only its own user)\n");
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST(ScenarioLoader, EveryMistakeNamesItsLine) {
             "actions, fingerprint)");
   EXPECT_EQ(error_of("topology: ring:4\nscheduler: calendar\n"),
             "s.yaml:2: 'scheduler': unknown 'calendar' (known: heap, heap4, heap8, ladder)");
-  EXPECT_EQ(error_of("topology: ring:4\nseed: -3\n"), "s.yaml:2: 'seed': expected a non-negative integer, got '-3'");
+  EXPECT_EQ(error_of("topology: ring:4\nseed: -3\n"), "s.yaml:2: 'seed': expected an integer from 0 to 2^64-1, got '-3'");
   EXPECT_EQ(error_of("topology: ring:4\nduration: 5 parsecs\n"),
             "s.yaml:2: 'duration': bad time '5 parsecs' (examples: 0, 250ns, 10us, 1.5ms, 2s)");
   EXPECT_EQ(error_of("seed: 1\n"), "s.yaml:1: the scenario has no 'topology'");

@@ -144,7 +144,7 @@ TEST(ScenarioRunner, MulticastJoinsTrafficAndLeavesThroughTheSa) {
 }
 
 // A host's SA requests go to its port's MasterSMLID: with no SM at all the
-// request fails at once; with the SM's host gone, after 3 tries of 200 ms.
+// request fails at once; with the SM's host gone, after 11 tries of 300 ms.
 TEST(ScenarioRunner, AJoinWithNoSmToAnswerFailsAndSaysWhy) {
   const Report none = run_scenario(
       parse_scenario("topology: fat-tree:2:4\nduration: 5ms\nactions:\n"
@@ -154,14 +154,14 @@ TEST(ScenarioRunner, AJoinWithNoSmToAnswerFailsAndSaysWhy) {
   ASSERT_EQ(none.failures.size(), 1u);
   EXPECT_EQ(none.failures[0], "1.000ms H3 join ff12:4001::7 (full) -> no SM to ask (expected status 0x0000)");
   const Report gone = run_scenario(
-      parse_scenario("topology: fat-tree:2:4\nduration: 1s\nsms:\n  - {node: H1}\nactions:\n"
+      parse_scenario("topology: fat-tree:2:4\nduration: 4s\nsms:\n  - {node: H1}\nactions:\n"
                      "  - {at: 2ms, node-down: H1}\n"
                      "  - {at: 3ms, join: {node: H3, mgid: \"ff12:4001::7\"}}\n",
                      "s.yaml"),
       {});
   ASSERT_EQ(gone.failures.size(), 1u);
   EXPECT_EQ(gone.failures[0], "3.000ms H3 join ff12:4001::7 (full) -> no answer (expected status 0x0000)");
-  EXPECT_TRUE(gone.join_latencies_ps.empty());
+  EXPECT_TRUE(gone.join_latency.empty());
 }
 
 TEST(ScenarioRunner, UnmetExpectationsFailTheRunAndSayWhy) {
@@ -185,6 +185,53 @@ TEST(ScenarioRunner, AProbeCutShortByTheEndOfTheRunFails) {
   ASSERT_EQ(r.probes.size(), 1u);
   EXPECT_FALSE(r.probes[0].finished);
   EXPECT_FALSE(r.passed());
+}
+
+}  // namespace
+}  // namespace ibfab::scenario
+
+namespace ibfab::scenario {
+namespace {
+
+TEST(ScenarioRunner, ARepeatedActionIsAppliedAtEachOfItsTimes) {
+  const Report r = run_scenario(
+      parse_scenario("topology: fat-tree:2:4\nduration: 20ms\nsms:\n  - {node: H1}\nactions:\n"
+                     "  - {at: 1ms, every: 2ms, until: 7ms, join: {node: H3, mgid: \"ff12:4001::7\"}}\n",
+                     "s.yaml"),
+      {});
+  EXPECT_TRUE(r.failures.empty()) << r.failures.front();
+  EXPECT_EQ(r.join_latency.count(), 4u);  // at 1, 3, 5 and 7 ms
+  ASSERT_EQ(r.timeline.size(), 4u);
+  EXPECT_EQ(r.timeline[0].substr(0, 8), "1.000ms ");
+  EXPECT_EQ(r.timeline[3].substr(0, 8), "7.000ms ");
+  ASSERT_EQ(r.actions.size(), 1u);
+  EXPECT_EQ(r.actions[0], "1.000ms H3 join ff12:4001::7 (full) every 2.000ms until 7.000ms");
+}
+
+TEST(ScenarioRunner, ARepeatedActionNeedsBothEveryAndUntil) {
+  for (const char* bad : {"{at: 1ms, every: 1ms, link-down: \"L1[3]\"}", "{at: 1ms, until: 5ms, link-down: \"L1[3]\"}",
+                          "{at: 6ms, every: 1ms, until: 5ms, link-down: \"L1[3]\"}"}) {
+    try {
+      parse_scenario(std::string("topology: fat-tree:2:4\nduration: 20ms\nactions:\n  - ") + bad + "\n", "s.yaml");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const ScenarioError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "s.yaml:4: a repeated action has both 'every' (above 0) and 'until' (not before 'at')");
+    }
+  }
+}
+
+// A join whose tries have not run out when the run ends is no pass.
+TEST(ScenarioRunner, AJoinStillWaitingWhenTheRunEndsFailsIt) {
+  const Report r = run_scenario(
+      parse_scenario("topology: fat-tree:2:4\nduration: 1s\nsms:\n  - {node: H1}\nactions:\n"
+                     "  - {at: 2ms, node-down: H1}\n"
+                     "  - {at: 3ms, join: {node: H3, mgid: \"ff12:4001::7\"}}\n",
+                     "s.yaml"),
+      {});
+  EXPECT_FALSE(r.passed());
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_EQ(r.failures[0].substr(0, 64), "1 SA request(s) still waiting for an answer or their timeout whe");
 }
 
 }  // namespace

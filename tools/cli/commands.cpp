@@ -1,13 +1,16 @@
 #include "tools/cli/commands.h"
 
+#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include "fabric/topology/address_override.h"
 #include "fabric/topology/dot_writer.h"
 #include "fabric/topology/netfile_writer.h"
+#include "fabric/topology/text_file.h"
 #include "fabric/topology/topology_spec.h"
 #include "fabric/topology/topology_stats.h"
 #include "tools/scenario/scenario_loader.h"
@@ -32,6 +35,30 @@ void to_output(const std::string& path, F&& write) {
   if (!out) throw std::runtime_error(path + ": cannot write");
   write(out);
   if (!out) throw std::runtime_error(path + ": write failed");
+}
+
+// A seed as written: decimal digits that fit in 64 bits (CLI11 alone would
+// take -1 as 2^64-1).
+const CLI::Validator kSeed(
+    [](const std::string& s) {
+      uint64_t v = 0;
+      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return !s.empty() && ec == std::errc() && end == s.data() + s.size()
+                 ? std::string()
+                 : "'" + s + "' is no seed (a decimal number from 0 to 18446744073709551615)";
+    },
+    "SEED");
+
+// An --ip-file's size limit: a million overrides of ~40 bytes.
+constexpr std::size_t kMaxAddressFileBytes = std::size_t{64} << 20;
+
+// The text of the input file `path` that `option` names (text_file.h).
+std::string read_input(const char* option, const std::string& path, std::size_t limit, const char* what) {
+  try {
+    return topo::read_text_file(path, limit, what);
+  } catch (const topo::TextFileError& e) {
+    throw std::invalid_argument(std::string(option) + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -73,9 +100,9 @@ void Commands::add_to(CLI::App& app) {
   run->add_option("--trace", trace_, "Write the full event trace to this file");
   run->add_option("--dot", dot_dir_, "Write one Graphviz picture per multicast tree (as the MFTs hold it) into DIR")
       ->check(CLI::ExistingDirectory);
-  run->add_option("--seed", seed_, "Override the scenario's seed")->each([this](const std::string&) {
-    seed_given_ = true;
-  });
+  run->add_option("--seed", seed_, "Override the scenario's seed (0 to 2^64-1)")
+      ->check(kSeed)
+      ->each([this](const std::string&) { seed_given_ = true; });
   run->add_flag("--update", update_, "Write this run's fingerprint into the scenario file");
   run->add_option("--compare", compare_,
                   "A,B: run the scenario under two policies and print their figures side by side.\n"
@@ -115,8 +142,7 @@ void Commands::add_address_options(CLI::App* cmd, CLI::Option* needs) {
 topo::AddressOptions Commands::address_options() const {
   topo::AddressOptions o;
   for (const std::string& path : ip_files_) {
-    std::ifstream in(path);
-    if (!in) throw std::invalid_argument("--ip-file: cannot read '" + path + "'");
+    std::istringstream in(read_input("--ip-file", path, kMaxAddressFileBytes, "address files"));
     const std::vector<std::string> lines = topo::read_address_overrides(in, path);
     o.overrides.insert(o.overrides.end(), lines.begin(), lines.end());
   }

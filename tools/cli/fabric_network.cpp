@@ -6,7 +6,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "api/client/socket_path.h"
 #include "tools/cli/host_network.h"
 
 namespace ibfab::cli {
@@ -65,14 +65,6 @@ int in_namespace(int ns, const std::function<void()>& fn) {
   ::setns(own, CLONE_NEWNET);
   ::close(own);
   return made;
-}
-
-sockaddr_un address_of(const std::string& path) {
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  if (path.size() >= sizeof a.sun_path) throw std::runtime_error("socket path too long: " + path);
-  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
-  return a;
 }
 
 void send_reply(int fd, const Reply& r, int ns) {
@@ -131,28 +123,29 @@ FabricNetwork::~FabricNetwork() {
   ::kill(keeper_, SIGTERM);
   while (::waitpid(keeper_, nullptr, 0) < 0 && errno == EINTR) {
   }
-  ::unlink(path_.c_str());
+  api::unlink_socket(path_);
 }
 
 void FabricNetwork::set_up() {
-  const sockaddr_un a = address_of(path_);
-  if (const int probe = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0); probe >= 0) {
-    const bool taken = ::connect(probe, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
-    ::close(probe);
-    if (taken) throw std::runtime_error("another serve keeps the hosts' networks at " + path_);
+  // Bound before the bridge is made, so that a path that is taken (another
+  // serve's keeper, a file that is no stale socket) changes nothing.
+  std::string error;
+  listen_ = api::listen_at(path_, error);
+  if (listen_ == -EADDRINUSE) throw std::runtime_error("another serve keeps the hosts' networks at " + path_);
+  if (listen_ < 0) throw std::runtime_error("cannot serve the hosts' networks: " + error);
+  ::fcntl(listen_, F_SETFL, ::fcntl(listen_, F_GETFL) & ~O_NONBLOCK);  // serve() waits in accept
+  try {
+    fabric_ = in_namespace(-1, [] {
+      run_command({"ip", "link", "set", "lo", "up"});
+      run_command({"ip", "link", "add", kBridge, "type", "bridge"});
+      write_net_sysctl(std::string("ipv6/conf/") + kBridge + "/addr_gen_mode", "1");
+      run_command({"ip", "link", "set", kBridge, "up"});
+    });
+  } catch (const std::exception&) {
+    ::close(listen_);
+    api::unlink_socket(path_);
+    throw;
   }
-  fabric_ = in_namespace(-1, [] {
-    run_command({"ip", "link", "set", "lo", "up"});
-    run_command({"ip", "link", "add", kBridge, "type", "bridge"});
-    write_net_sysctl(std::string("ipv6/conf/") + kBridge + "/addr_gen_mode", "1");
-    run_command({"ip", "link", "set", kBridge, "up"});
-  });
-  listen_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  ::unlink(path_.c_str());  // a stale socket nobody answers on
-  const mode_t old = ::umask(077);
-  const bool bound = listen_ >= 0 && ::bind(listen_, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
-  ::umask(old);
-  if (!bound || ::listen(listen_, 64) != 0) fail("cannot serve the hosts' networks at " + path_);
 }
 
 void FabricNetwork::serve() {
@@ -212,14 +205,10 @@ int FabricNetwork::host_namespace(const HostSnapshot& host, std::string& why) {
 
 int join_fabric_network(const std::string& engine_socket, const HostSnapshot& host) {
   const std::string path = fabric_network_path(engine_socket);
-  if (path.size() >= sizeof(sockaddr_un::sun_path)) return -1;  // no keeper can serve there either
-  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0) fail("socket");
-  const sockaddr_un a = address_of(path);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  std::string why;
+  const int fd = api::connect_to(path, &why);
+  if (fd == -EPERM) throw std::runtime_error(why);  // a keeper of another user: never take its namespace
+  if (fd < 0) return -1;                            // no keeper: serve is not root
   Request req;
   req.node = host.node;
   req.count = static_cast<uint32_t>(host.addresses.size());

@@ -19,8 +19,10 @@ namespace {
 class Connection {
  public:
   Connection(const std::string& socket, const std::string& node, api::ConnectionKind kind) {
-    fd_ = api::connect_to(socket);
-    if (fd_ < 0) throw std::runtime_error("no ibfab engine at " + socket + " (start one with `ibfab serve`)");
+    std::string why;
+    fd_ = api::connect_to(socket, &why);
+    if (fd_ == -ENOENT || fd_ == -ECONNREFUSED) throw std::runtime_error(why + " (start one with `ibfab serve`)");
+    if (fd_ < 0) throw std::runtime_error(why);
     uint32_t handle = 0;
     const int e = client::greet(fd_, node, kind, 0, handle);
     if (e == -ENODEV) throw std::runtime_error("the served fabric has no host named '" + node + "'");

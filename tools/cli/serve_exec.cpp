@@ -33,6 +33,10 @@ std::atomic<bool> g_stop{false};
 
 void on_signal(int) { g_stop = true; }
 
+// --socket "" names no socket (the default is the option left out).
+const CLI::Validator kNonEmpty([](const std::string& s) { return s.empty() ? std::string("an empty path") : ""; },
+                               "PATH");
+
 // The directory holding the drop-in libraries of this build.
 std::string library_dir() { return IBFAB_LIBRARY_DIR; }
 
@@ -45,7 +49,11 @@ void Commands::add_serve_exec(CLI::App& app) {
   serve->add_option("--sm", sm_, "builtin: the built-in SM brings the subnet up; none: wait for one (e.g. opensm)")
       ->check(CLI::IsMember({"builtin", "none"}));
   serve->add_option("--sm-node", sm_node_, "The host the built-in SM runs on (default: the first host)");
-  serve->add_option("--socket", socket_, "Listen here (default: $XDG_RUNTIME_DIR/ibfab.sock or /tmp/ibfab-UID.sock)");
+  serve->add_option("--socket", socket_,
+                    "Listen here (default: $XDG_RUNTIME_DIR/ibfab.sock, else ibfab.sock in the private\n"
+                    "directory ${TMPDIR:-/tmp}/ibfab-UID, made with mode 0700). Only this user may connect;\n"
+                    "an existing file there is replaced only if it is this user's stale socket")
+      ->check(kNonEmpty);
   serve->add_option("--pcap", pcap_, "Capture every packet on every link to this file (ERF records, as ibdump writes)");
   serve->add_option("--rx-grace-us", rx_grace_us_,
                     "How long a UD message that finds no receive posted waits for one before it is dropped "
@@ -77,7 +85,10 @@ void Commands::add_serve_exec(CLI::App& app) {
       "Needs root, or unprivileged user namespaces (the program then runs as uid 0 inside one,\n"
       "with empty files for the /dev/infiniband nodes)");
   exec->add_option("--node", node_, "The host the program runs on")->required();
-  exec->add_option("--socket", socket_, "The engine's socket (default: as `ibfab serve`)");
+  exec->add_option("--socket", socket_,
+                   "The engine's socket (default: as `ibfab serve`). The engine must be run by this user\n"
+                   "or by root; another user's is refused")
+      ->check(kNonEmpty);
   exec->add_flag("--no-device-view", no_device_view_,
                  "Run the program in the machine's own namespaces: no /dev/infiniband, no\n"
                  "/sys/class/infiniband, no IPoIB interface (libibverbs, librdmacm and libibumad still work)");
@@ -101,6 +112,8 @@ int Commands::serve() {
     throw std::runtime_error("--sa-no-send-only shapes the built-in SM's SA: it has no effect with --sm none");
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
   const std::string path = socket_.empty() ? api::default_socket_path() : socket_;
+  if (socket_.empty())
+    if (const std::string e = api::socket_dir_problem(path); !e.empty()) throw std::runtime_error(e);
   // As root, the hosts' IPoIB networks for `ibfab exec` (fabric_network.h),
   // kept by a process forked now, while this one has no threads.
   std::unique_ptr<FabricNetwork> network;
@@ -122,7 +135,7 @@ int Commands::serve() {
   std::cout << "socket " << path << std::endl;
   if (const std::string e = engine.bring_up(); !e.empty()) {
     ::close(fd);
-    ::unlink(path.c_str());
+    api::unlink_socket(path);
     throw std::runtime_error(e);
   }
   const topo::AddressPlan& plan = engine.addresses();
@@ -134,7 +147,7 @@ int Commands::serve() {
   std::cout << "ready" << std::endl;
   engine.serve(fd, g_stop);
   ::close(fd);
-  ::unlink(path.c_str());
+  api::unlink_socket(path);
   for (const std::string& line : engine.ud_drops()) std::cerr << "ibfab: " << line << std::endl;
   std::cerr << "ibfab: stopped" << std::endl;
   return 0;

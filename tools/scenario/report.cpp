@@ -24,16 +24,9 @@ std::string quoted(const std::string& s) {
   return o + "\"";
 }
 
-std::string median_of(std::vector<int64_t> v) {
-  if (v.empty()) return "-";
-  std::sort(v.begin(), v.end());
-  return sim::Time::ps(v[v.size() / 2]).str();
-}
+std::string median_of(const sim::LatencySummary& l) { return l.empty() ? "-" : l.median().str(); }
 
-std::string max_of(const std::vector<int64_t>& v) {
-  if (v.empty()) return "-";
-  return sim::Time::ps(*std::max_element(v.begin(), v.end())).str();
-}
+std::string max_of(const sim::LatencySummary& l) { return l.empty() ? "-" : l.max().str(); }
 
 }  // namespace
 
@@ -66,6 +59,9 @@ void print_text(const Report& r, std::ostream& out) {
   for (const auto& [why, n] : r.drops) out << ", " << n << " dropped (" << why << ")";
   out << "\n";
   for (const std::string& a : r.actions) out << "action     " << a << "\n";
+  if (r.actions.dropped())
+    out << "action     ... and " << r.actions.dropped() << " more (the report keeps the first "
+        << ReportLines::kKept << ")\n";
   for (const ProbeReport& p : r.probes) {
     if (!p.finished) {
       out << "probe      from " << p.from << " at " << p.at.str() << ": UNFINISHED when the run ended\n";
@@ -103,12 +99,15 @@ void print_text(const Report& r, std::ostream& out) {
     out << "\n";
   }
   for (const std::string& t : r.timeline) out << "multicast  " << t << "\n";
+  if (r.timeline.dropped())
+    out << "multicast  ... and " << r.timeline.dropped() << " more (the report keeps the first "
+        << ReportLines::kKept << ")\n";
   for (const std::string& g : r.groups) out << "group      " << g << "\n";
-  if (!r.join_latencies_ps.empty() || r.mft_smps)
-    out << "mcast      " << r.join_latencies_ps.size() << " joins answered (latency median "
-        << median_of(r.join_latencies_ps) << ", max " << max_of(r.join_latencies_ps) << "), "
-        << r.mft_latencies_ps.size() << " membership changes programmed (median " << median_of(r.mft_latencies_ps)
-        << ", max " << max_of(r.mft_latencies_ps) << ")\n           SA MADs " << r.sa_mads_received
+  if (!r.join_latency.empty() || r.mft_smps)
+    out << "mcast      " << r.join_latency.count() << " joins answered (latency median "
+        << median_of(r.join_latency) << ", max " << max_of(r.join_latency) << "), "
+        << r.mft_latency.count() << " membership changes programmed (median " << median_of(r.mft_latency)
+        << ", max " << max_of(r.mft_latency) << ")\n           SA MADs " << r.sa_mads_received
         << " received, " << r.sa_mads_sent << " sent; " << r.mft_smps << " MFT SMPs, " << r.mft_entries
         << " MFT entries (at most " << r.max_mft_entries_per_switch << " on a switch), " << r.trees
         << " trees (depth max " << r.max_tree_depth << "), link load max " << r.max_link_load << "\n";
@@ -131,7 +130,7 @@ void print_json(const Report& r, std::ostream& out) {
     out << (i ? ", " : "") << quoted(r.drops[i].first) << ": " << r.drops[i].second;
   out << "}},\n  \"actions\": [";
   for (std::size_t i = 0; i < r.actions.size(); ++i) out << (i ? ", " : "") << quoted(r.actions[i]);
-  out << "],\n  \"probes\": [";
+  out << "],\n  \"actions_not_kept\": " << r.actions.dropped() << ",\n  \"probes\": [";
   for (std::size_t i = 0; i < r.probes.size(); ++i) {
     const ProbeReport& p = r.probes[i];
     out << (i ? ", " : "") << "{\"from\": " << quoted(p.from) << ", \"at_ps\": " << p.at.ps()
@@ -156,10 +155,10 @@ void print_json(const Report& r, std::ostream& out) {
   }
   out << "],\n  \"multicast\": [";
   for (std::size_t i = 0; i < r.timeline.size(); ++i) out << (i ? ", " : "") << quoted(r.timeline[i]);
-  out << "],\n  \"groups\": [";
+  out << "],\n  \"multicast_not_kept\": " << r.timeline.dropped() << ",\n  \"groups\": [";
   for (std::size_t i = 0; i < r.groups.size(); ++i) out << (i ? ", " : "") << quoted(r.groups[i]);
-  out << "],\n  \"mcast\": {\"joins_answered\": " << r.join_latencies_ps.size()
-      << ", \"changes_programmed\": " << r.mft_latencies_ps.size() << ", \"sa_mads_received\": " << r.sa_mads_received
+  out << "],\n  \"mcast\": {\"joins_answered\": " << r.join_latency.count()
+      << ", \"changes_programmed\": " << r.mft_latency.count() << ", \"sa_mads_received\": " << r.sa_mads_received
       << ", \"sa_mads_sent\": " << r.sa_mads_sent << ", \"mft_smps\": " << r.mft_smps
       << ", \"mft_entries\": " << r.mft_entries
       << ", \"max_mft_entries_per_switch\": " << r.max_mft_entries_per_switch << ", \"trees\": " << r.trees
@@ -191,11 +190,11 @@ void print_comparison(const Report& a, const Report& b, std::ostream& out) {
        sm_field(b, [](const SmReport& s) { return s.took.str(); })},
       {"SMPs to subnet up", sm_field(a, [](const SmReport& s) { return std::to_string(s.smps); }),
        sm_field(b, [](const SmReport& s) { return std::to_string(s.smps); })},
-      {"joins answered", std::to_string(a.join_latencies_ps.size()), std::to_string(b.join_latencies_ps.size())},
-      {"join latency median", median_of(a.join_latencies_ps), median_of(b.join_latencies_ps)},
-      {"join latency max", max_of(a.join_latencies_ps), max_of(b.join_latencies_ps)},
-      {"MFT programmed median", median_of(a.mft_latencies_ps), median_of(b.mft_latencies_ps)},
-      {"MFT programmed max", max_of(a.mft_latencies_ps), max_of(b.mft_latencies_ps)},
+      {"joins answered", std::to_string(a.join_latency.count()), std::to_string(b.join_latency.count())},
+      {"join latency median", median_of(a.join_latency), median_of(b.join_latency)},
+      {"join latency max", max_of(a.join_latency), max_of(b.join_latency)},
+      {"MFT programmed median", median_of(a.mft_latency), median_of(b.mft_latency)},
+      {"MFT programmed max", max_of(a.mft_latency), max_of(b.mft_latency)},
       {"SA MADs received/sent", std::to_string(a.sa_mads_received) + "/" + std::to_string(a.sa_mads_sent),
        std::to_string(b.sa_mads_received) + "/" + std::to_string(b.sa_mads_sent)},
       {"MFT SMPs", std::to_string(a.mft_smps), std::to_string(b.mft_smps)},

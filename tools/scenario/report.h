@@ -8,9 +8,34 @@
 #include <string>
 #include <vector>
 
+#include "sim/latency_summary.h"
 #include "sim/time.h"
 
 namespace ibfab::scenario {
+
+// Report lines kept up to a cap, the rest only counted: a scenario of a
+// million actions reports them in bounded memory. The first kKept lines are
+// kept (a run's story starts there); dropped() says how many followed.
+class ReportLines {
+ public:
+  static constexpr std::size_t kKept = 1000;
+  void push_back(std::string line) {
+    if (lines_.size() < kKept) lines_.push_back(std::move(line));
+    else ++dropped_;
+  }
+  // The last line pushed, if it was kept (else null).
+  std::string* last_pushed() { return dropped_ == 0 && !lines_.empty() ? &lines_.back() : nullptr; }
+  std::size_t size() const { return lines_.size(); }
+  bool empty() const { return lines_.empty(); }
+  const std::string& operator[](std::size_t i) const { return lines_[i]; }
+  std::vector<std::string>::const_iterator begin() const { return lines_.begin(); }
+  std::vector<std::string>::const_iterator end() const { return lines_.end(); }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  std::vector<std::string> lines_;
+  uint64_t dropped_ = 0;
+};
 
 struct ProbeReport {
   std::string from;
@@ -52,13 +77,16 @@ struct Report {
   double wall_seconds = 0;
   uint64_t hops_transmitted = 0, hops_delivered = 0;
   std::vector<std::pair<std::string, uint64_t>> drops;  // by reason, non-zero only
-  std::vector<std::string> actions;                     // "1.000ms link-down S1[3]"
+  ReportLines actions;                                  // "1.000ms link-down S1[3]"
   std::vector<ProbeReport> probes;
   std::vector<SmReport> sms;
   // Multicast: joins, leaves and sends with their outcome, and the checks.
-  std::vector<std::string> timeline;
+  ReportLines timeline;
   std::vector<std::string> groups;    // the SA's groups when the run ended, with their trees
   std::vector<std::string> failures;  // unmet expectations, in time order
+  // SA requests (join, leave, subscribe) sent and not yet answered or
+  // timed out; a run that ends with any fails.
+  uint64_t sa_waiting = 0;
   std::string fingerprint;                  // of this run
   std::optional<std::string> expected;      // from the scenario file
   std::string pcap;
@@ -66,10 +94,12 @@ struct Report {
   bool fingerprint_matches() const { return !expected || *expected == fingerprint; }
   std::size_t checks = 0;  // expectations evaluated
   // Policy figures, from the master SM at the end of the run.
-  std::vector<int64_t> join_latencies_ps;  // every successful join, request to answer
+  // Bounded summaries (count, median and maximum exact at the printed
+  // precision; sim::LatencySummary), whatever the number of actions.
+  sim::LatencySummary join_latency;  // every successful join, request to answer
   // Every membership change the SA made, from the change to the last MFT
   // SMP it needed answered (McastManager::programming, reroutes excluded).
-  std::vector<int64_t> mft_latencies_ps;
+  sim::LatencySummary mft_latency;
   uint64_t sa_mads_received = 0, sa_mads_sent = 0;
   uint64_t mft_smps = 0;
   std::size_t mft_entries = 0, trees = 0;

@@ -16,6 +16,8 @@ namespace ibfab::scenario {
 struct LinkRef {
   std::string node;
   uint8_t port = 0;
+  std::string far_node;  // the other end, if written ("" if not)
+  uint8_t far_port = 0;
   std::string text;  // as written, for messages
 };
 
@@ -53,6 +55,9 @@ struct Action {
   McastSpec mcast;         // Join, Leave, Send (node = the host)
   uint16_t trap = 0;       // Subscribe
   Expectation expect;      // Expect
+  // Repeated: applied at `at`, then every `every` while the time is at
+  // most `until` (zero `every`: once).
+  sim::Time every, until;
 };
 
 // A Subnet Manager placed on a host port.

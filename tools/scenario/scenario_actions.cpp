@@ -92,6 +92,13 @@ std::function<void()> ScenarioRun::bind(const Action& a) {
   fail(a, "unknown action");
 }
 
+std::string ScenarioRun::far_end_problem(const fabric::Link& cable, const fabric::Node& near, const LinkRef& ref) {
+  const fabric::Port* far = cable.peer_of(&near.port(ref.port));
+  if (ref.far_node.empty() || (far->node().name() == ref.far_node && far->number() == ref.far_port)) return "";
+  return ref.text + ": " + ref.node + "[" + std::to_string(ref.port) + "] is cabled to " + far->node().name() + "[" +
+         std::to_string(far->number()) + "]";
+}
+
 std::function<void()> ScenarioRun::bind_link(const Action& a) {
   fabric::Node* n = fabric_->find(a.link.node);
   if (!n) fail(a, "no node '" + a.link.node + "' in the topology");
@@ -99,6 +106,7 @@ std::function<void()> ScenarioRun::bind_link(const Action& a) {
     fail(a, a.link.node + " has ports 1.." + std::to_string(n->num_ports()) + ", not " + std::to_string(a.link.port));
   fabric::Link* l = n->port(a.link.port).link();
   if (!l) fail(a, "no cable on " + a.link.text);
+  if (const std::string e = far_end_problem(*l, *n, a.link); !e.empty()) fail(a, e);
   fabric::Fabric* f = fabric_.get();
   if (a.kind == Action::Kind::LinkLoss) {
     char buf[32];
@@ -117,101 +125,127 @@ std::function<void()> ScenarioRun::bind_node(const Action& a) {
   return [f = fabric_.get(), n, up = a.kind == Action::Kind::NodeUp] { f->set_node_up(*n, up); };
 }
 
+// Bound closures capture the action by address (the Scenario outlives the
+// run) and build their strings when applied, so that an action waiting for
+// its time costs its Action and an event, not copies of its text.
+
 std::function<void()> ScenarioRun::bind_membership(const Action& a) {
-  // "*" stands for every host, in node order.
+  // "*" stands for every host, in node order; the hosts are made now, so
+  // that a bad name fails before the run.
+  if (a.node == "*") {
+    for (uint32_t i = 0; i < fabric_->node_count(); ++i)
+      if (!fabric_->node(i).is_switch()) host(a, fabric_->node(i).name());
+  } else {
+    host(a, a.node);
+  }
+  r_.actions.push_back(a.at.str() + " " + membership_text(a, a.node));
+  return [this, act = &a] { apply_membership(*act); };
+}
+
+std::string ScenarioRun::membership_text(const Action& a, const std::string& node) {
+  return node + (a.kind == Action::Kind::Join ? " join " : " leave ") + a.mcast.mgid + " (" +
+         join_state_name(a.mcast.join_state) + ")";
+}
+
+void ScenarioRun::apply_membership(const Action& a) {
   std::vector<ScenarioHost*> targets;
   if (a.node == "*") {
     for (uint32_t i = 0; i < fabric_->node_count(); ++i)
-      if (!fabric_->node(i).is_switch()) targets.push_back(&host(a, fabric_->node(i).name()));
+      if (!fabric_->node(i).is_switch()) targets.push_back(hosts_.at(fabric_->node(i).name()).get());
   } else {
-    targets.push_back(&host(a, a.node));
+    targets.push_back(hosts_.at(a.node).get());
   }
-  const bool join = a.kind == Action::Kind::Join;
-  const McastSpec spec = a.mcast;
-  const std::string verb = join ? " join " : " leave ";
-  const std::string what = a.node + verb + spec.mgid + " (" + join_state_name(spec.join_state) + ")";
-  r_.actions.push_back(a.at.str() + " " + what);
   // Every host's answer is checked; a many-host action is reported as one
   // line (answers, statuses, latency) when its last answer is in.
-  struct Tally {
-    std::size_t answers = 0, ok = 0;
-    std::vector<int64_t> latencies_ps;
-  };
-  auto tally = std::make_shared<Tally>();
-  Report* r = &r_;
-  return [r, targets, join, spec, verb, what, tally, at = a.at] {
-    for (ScenarioHost* hs : targets) {
-      const std::string one = hs->name() + verb + spec.mgid + " (" + join_state_name(spec.join_state) + ")";
-      const std::size_t expected_answers = targets.size();
-      auto done = [r, spec, one, join, what, tally, expected_answers, at](const JoinResult& res) {
-        std::string line = res.sent.str() + " " + one + " -> " + outcome(res);
-        if (res.status == 0 && join) {
-          line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
-          r->join_latencies_ps.push_back((res.answered - res.sent).ps());
-        }
-        if (res.answered_by_sa()) line += " in " + (res.answered - res.sent).str();
-        const uint16_t want = spec.expect_status.value_or(0);
-        ++r->checks;
-        if (res.status != want) r->failures.push_back(line + " (expected status " + hex16(want) + ")");
-        if (expected_answers == 1) {
-          r->timeline.push_back(line);
-          return;
-        }
-        ++tally->answers;
-        tally->ok += res.status == want;
-        tally->latencies_ps.push_back((res.answered - res.sent).ps());
-        if (tally->answers < expected_answers) return;
-        std::sort(tally->latencies_ps.begin(), tally->latencies_ps.end());
-        r->timeline.push_back(at.str() + " " + what + ": " + std::to_string(tally->ok) + "/" +
-                              std::to_string(tally->answers) + " answered " + hex16(want) + ", latency median " +
-                              sim::Time::ps(tally->latencies_ps[tally->latencies_ps.size() / 2]).str() + ", max " +
-                              sim::Time::ps(tally->latencies_ps.back()).str());
-      };
-      if (join) hs->join(spec, done);
-      else hs->leave(spec, done);
-    }
-  };
+  std::shared_ptr<Tally> tally = targets.size() > 1 ? std::make_shared<Tally>() : nullptr;
+  const sim::Time at = sim_->now();
+  for (ScenarioHost* hs : targets) {
+    ++r_.sa_waiting;
+    auto done = [this, act = &a, hs, tally, at, n = targets.size()](const JoinResult& res) {
+      membership_answered(*act, *hs, res, tally.get(), n, at);
+    };
+    if (a.kind == Action::Kind::Join) hs->join(a.mcast, done);
+    else hs->leave(a.mcast, done);
+  }
+}
+
+void ScenarioRun::membership_answered(const Action& a, const ScenarioHost& hs, const JoinResult& res, Tally* tally,
+                                      std::size_t hosts, sim::Time at) {
+  --r_.sa_waiting;
+  std::string line = res.sent.str() + " " + membership_text(a, hs.name()) + " -> " + outcome(res);
+  if (res.status == 0 && a.kind == Action::Kind::Join) {
+    line += " mlid " + hex16(res.mlid) + " mgid " + res.mgid.str();
+    r_.join_latency.add(res.answered - res.sent);
+  }
+  if (res.answered_by_sa()) line += " in " + (res.answered - res.sent).str();
+  const uint16_t want = a.mcast.expect_status.value_or(0);
+  ++r_.checks;
+  if (res.status != want) r_.failures.push_back(line + " (expected status " + hex16(want) + ")");
+  if (!tally) {
+    r_.timeline.push_back(line);
+    return;
+  }
+  ++tally->answers;
+  tally->ok += res.status == want;
+  tally->latency.add(res.answered - res.sent);
+  if (tally->answers < hosts) return;
+  r_.timeline.push_back(at.str() + " " + membership_text(a, a.node) + ": " + std::to_string(tally->ok) + "/" +
+                        std::to_string(tally->answers) + " answered " + hex16(want) + ", latency median " +
+                        tally->latency.median().str() + ", max " + tally->latency.max().str());
+}
+
+std::string ScenarioRun::send_text(const Action& a) {
+  return a.node + " send " + std::to_string(a.mcast.count) + " x " + std::to_string(a.mcast.size) + " B to " +
+         a.mcast.mgid;
 }
 
 std::function<void()> ScenarioRun::bind_send(const Action& a) {
-  ScenarioHost* hs = &host(a, a.node);
-  const McastSpec spec = a.mcast;
-  const std::string what =
-      a.node + " send " + std::to_string(spec.count) + " x " + std::to_string(spec.size) + " B to " + spec.mgid;
-  r_.actions.push_back(a.at.str() + " " + what);
-  return [r = &r_, hs, spec, what, at = a.at] {
-    ++r->checks;
-    if (hs->send(spec)) r->timeline.push_back(at.str() + " " + what);
-    else r->failures.push_back(at.str() + " " + what + ": the host has not joined the group");
+  host(a, a.node);
+  r_.actions.push_back(a.at.str() + " " + send_text(a));
+  return [this, act = &a] {
+    const Action& a = *act;
+    ++r_.checks;
+    const std::string line = sim_->now().str() + " " + send_text(a);
+    if (hosts_.at(a.node)->send(a.mcast)) r_.timeline.push_back(line);
+    else r_.failures.push_back(line + ": the host has not joined the group");
   };
 }
 
 std::function<void()> ScenarioRun::bind_subscribe(const Action& a) {
-  ScenarioHost* hs = &host(a, a.node);
-  const std::string what = a.node + " subscribe to trap " + std::to_string(a.trap);
-  r_.actions.push_back(a.at.str() + " " + what);
-  return [r = &r_, hs, trap = a.trap, what, at = a.at] {
-    hs->subscribe(trap, [r, what, at](const JoinResult& res) {
-      ++r->checks;
-      const std::string line = at.str() + " " + what + " -> " + outcome(res);
-      r->timeline.push_back(line);
-      if (res.status != 0) r->failures.push_back(line);
+  host(a, a.node);
+  r_.actions.push_back(a.at.str() + " " + a.node + " subscribe to trap " + std::to_string(a.trap));
+  return [this, act = &a] {
+    const Action& a = *act;
+    ++r_.sa_waiting;
+    hosts_.at(a.node)->subscribe(a.trap, [this, act, at = sim_->now()](const JoinResult& res) {
+      --r_.sa_waiting;
+      ++r_.checks;
+      const std::string line =
+          at.str() + " " + act->node + " subscribe to trap " + std::to_string(act->trap) + " -> " + outcome(res);
+      r_.timeline.push_back(line);
+      if (res.status != 0) r_.failures.push_back(line);
     });
   };
 }
 
-std::function<void()> ScenarioRun::bind_expect(const Action& a) {
-  const Expectation e = a.expect;
-  ScenarioHost* hs = e.node.empty() ? nullptr : &host(a, e.node);
-  if (!e.group.empty() && sms_.empty()) fail(a, "'expect' on a group needs an SM (sms:) to ask");
+std::string ScenarioRun::expect_text(const Expectation& e) {
   std::string what = !e.group.empty() ? "group " + e.group
                      : e.trap ? e.node + " got " + std::to_string(*e.reports) + " trap " + std::to_string(*e.trap) +
                                     " reports"
                               : e.node + " received " + std::to_string(*e.received);
   if (e.exists) what += *e.exists ? " exists" : " does not exist";
   if (e.members) what += " with " + std::to_string(*e.members) + " members";
-  r_.actions.push_back(label(a) + what);
-  return [this, hs, e, what, at = a.at] {
+  return what;
+}
+
+std::function<void()> ScenarioRun::bind_expect(const Action& a) {
+  const Expectation& e = a.expect;
+  if (!e.node.empty()) host(a, e.node);
+  if (!e.group.empty() && sms_.empty()) fail(a, "'expect' on a group needs an SM (sms:) to ask");
+  r_.actions.push_back(label(a) + expect_text(e));
+  return [this, act = &a] {
+    const Expectation& e = act->expect;
+    ScenarioHost* hs = e.node.empty() ? nullptr : hosts_.at(e.node).get();
     ++r_.checks;
     std::string got;
     if (hs && e.trap) {
@@ -226,7 +260,7 @@ std::function<void()> ScenarioRun::bind_expect(const Action& a) {
       else if (e.members && (!g || g->members.size() != *e.members))
         got = g ? "it has " + std::to_string(g->members.size()) + " members" : "it does not exist";
     }
-    if (!got.empty()) r_.failures.push_back(at.str() + " expect " + what + ": " + got);
+    if (!got.empty()) r_.failures.push_back(sim_->now().str() + " expect " + expect_text(e) + ": " + got);
   };
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // A host's part in a scenario, as an application on it would act: an SA
 // client on QP1 (fabric::SaClient: MCMemberRecord Set to join, Delete to
-// leave, sent to the port's MasterSMLID, 3 tries of 200 ms), and one UD
+// leave, sent to the port's MasterSMLID, 3000 ms spent as the kernel's
+// ib_sa spends it: fabric::SaRetry::kernel), and one UD
 // QP that is attached to every group joined as a receiving member (Full or
 // NonMember: send-only members are not attached, as librdmacm does) and
 // sends UD multicast with a GRH. The QP takes the Q_Key and P_Key index

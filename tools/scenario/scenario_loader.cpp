@@ -2,18 +2,23 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "fabric/topology/text_file.h"
 #include "fabric/wire/gid.h"
 #include "sim/scheduler.h"
 #include "sm/mcast/mcast_policies.h"
 #include "sm/partitions/partition_reader.h"
 #include "sm/routing/routing_engine.h"
+#include "tools/scenario/action_chunks.h"
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace ibfab::scenario {
@@ -42,9 +47,11 @@ class Reader {
 
   uint64_t u64(const YAML::Node& n, const std::string& key) const {
     const std::string s = scalar(n, key);
-    if (s.empty() || s.size() > 19 || !std::all_of(s.begin(), s.end(), ::isdigit))
-      fail(n, "'" + key + "': expected a non-negative integer, got '" + s + "'");
-    return std::stoull(s);
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+      fail(n, "'" + key + "': expected an integer from 0 to 2^64-1, got '" + s + "'");
+    return v;
   }
 
   double probability(const YAML::Node& n) const {
@@ -54,6 +61,15 @@ class Reader {
     in >> p;
     if (!in || !in.eof() || p < 0 || p > 1) fail(n, "'probability' must be a number in [0, 1], got '" + s + "'");
     return p;
+  }
+
+  // The key of a map entry: a single value, not one this map already has
+  // (`seen`: key -> line of its first use).
+  std::string key(const YAML::Node& k, std::map<std::string, int>& seen) const {
+    if (!k.IsScalar()) fail(k, "a key must be a single word, not a list or a map");
+    const auto [first, fresh] = seen.emplace(k.Scalar(), k.Mark().line + 1);
+    if (!fresh) fail(k, "duplicate key '" + k.Scalar() + "' (first at line " + std::to_string(first->second) + ")");
+    return k.Scalar();
   }
 
   const std::string& file() const { return file_; }
@@ -68,9 +84,12 @@ uint8_t join_state(const Reader& r, const YAML::Node& v) {
   if (s == "non-member") return 0x2;
   if (s == "send-only-non-member") return 0x4;
   if (s == "send-only-full") return 0x8;
+  const bool hex = s.size() > 2 && s[0] == '0' && s[1] == 'x';
+  const char* end = s.data() + s.size();
   uint64_t n = 0;
-  if (s.size() > 2 && s[0] == '0' && s[1] == 'x') n = std::stoull(s.substr(2), nullptr, 16);
-  else if (!s.empty() && std::all_of(s.begin(), s.end(), ::isdigit)) n = std::stoull(s);
+  if (const auto [stop, ec] = std::from_chars(s.data() + (hex ? 2 : 0), end, n, hex ? 16 : 10);
+      ec != std::errc() || stop != end)
+    n = 0;
   if (n == 0 || n > 15)
     r.fail(v, "'join-state': full, non-member, send-only-non-member, send-only-full, or bits 0x1..0xf; got '" + s + "'");
   return static_cast<uint8_t>(n);
@@ -81,10 +100,14 @@ uint64_t number(const Reader& r, const YAML::Node& v, const std::string& key, ui
   uint64_t n = 0;
   try {
     std::size_t used = 0;
+    // stoull would take a sign (-1 is 2^64-1) or leading blanks: a digit first
+    if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) throw std::invalid_argument(s);
     n = std::stoull(s, &used, 0);
     if (used != s.size()) throw std::invalid_argument(s);
+  } catch (const std::out_of_range&) {
+    r.fail(v, "'" + key + "': at most " + std::to_string(max) + ", got " + s);
   } catch (const std::exception&) {
-    r.fail(v, "'" + key + "': expected a number, got '" + s + "'");
+    r.fail(v, "'" + key + "': expected a non-negative number, got '" + s + "'");
   }
   if (n > max) r.fail(v, "'" + key + "': at most " + std::to_string(max) + ", got " + s);
   return n;
@@ -94,8 +117,9 @@ uint64_t number(const Reader& r, const YAML::Node& v, const std::string& key, ui
 void parse_mcast(const Reader& r, const YAML::Node& v, const std::string& what, Action& a) {
   if (!v.IsMap()) r.fail(v, "'" + what + "' is a map such as {node: H2, mgid: \"ff12:601b::1\"}");
   bool have_node = false, have_mgid = false;
+  std::map<std::string, int> seen;
   for (const auto& kv : v) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = r.key(kv.first, seen);
     const YAML::Node& x = kv.second;
     if (key == "node") {
       a.node = r.scalar(x, key);
@@ -130,8 +154,9 @@ void parse_mcast(const Reader& r, const YAML::Node& v, const std::string& what, 
 // {group: MGID, exists: true, members: 3} or {node: H3, received: 10}
 void parse_expect(const Reader& r, const YAML::Node& v, Action& a) {
   if (!v.IsMap()) r.fail(v, "'expect' is a map such as {group: \"ff12:601b::1\", members: 2}");
+  std::map<std::string, int> seen;
   for (const auto& kv : v) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = r.key(kv.first, seen);
     const YAML::Node& x = kv.second;
     if (key == "group") {
       a.expect.group = r.scalar(x, key);
@@ -168,8 +193,9 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
   a.line = item.Mark().line + 1;
   bool have_at = false, have_kind = false, have_prob = false;
   YAML::Mark prob_mark;
+  std::map<std::string, int> seen;
   for (const auto& kv : item) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = r.key(kv.first, seen);
     const YAML::Node& v = kv.second;
     auto kind = [&](Action::Kind k) {
       if (have_kind) r.fail(kv.first, "one action per list item ('" + key + "' is a second one)");
@@ -203,20 +229,24 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
         r.fail(v, "'subscribe' is a map {node: H3, trap: 66}");
       a.node = r.scalar(v["node"], "node");
       a.trap = static_cast<uint16_t>(number(r, v["trap"], "trap", 0xFFFF));
+    } else if (key == "every" || key == "until") {
+      (key == "every" ? a.every : a.until) = r.time(v, key);
     } else if (key == "probability") {
       have_prob = true;
       prob_mark = v.Mark();
       a.probability = r.probability(v);
     } else {
       r.fail(kv.first, "unknown action key '" + key +
-                           "' (known: at, link-down, link-up, link-loss, probability, node-down, node-up, probe, "
-                           "join, leave, send, expect, sm-kill, subscribe)");
+                           "' (known: at, every, until, link-down, link-up, link-loss, probability, node-down, "
+                           "node-up, probe, join, leave, send, expect, sm-kill, subscribe)");
     }
   }
   if (!have_kind)
     r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe, "
                  "join, leave, send, expect, sm-kill, subscribe)");
   if (!have_at) r.fail(item, "the action has no 'at' time");
+  if ((a.every > sim::Time::zero()) != (a.until > sim::Time::zero()) || (a.every.ps() && a.until < a.at))
+    r.fail(item, "a repeated action has both 'every' (above 0) and 'until' (not before 'at')");
   if (a.kind == Action::Kind::LinkLoss && !have_prob) r.fail(item, "'link-loss' needs a 'probability'");
   if (a.kind != Action::Kind::LinkLoss && have_prob)
     throw ScenarioError(r.file() + ":" + std::to_string(prob_mark.line + 1) + ": 'probability' belongs to 'link-loss' only");
@@ -228,8 +258,9 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
   SmSpec sm;
   sm.line = item.Mark().line + 1;
   bool have_node = false;
+  std::map<std::string, int> seen;
   for (const auto& kv : item) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = r.key(kv.first, seen);
     const YAML::Node& v = kv.second;
     if (key == "node") {
       sm.node = r.scalar(v, key);
@@ -287,6 +318,28 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
 
 }  // namespace
 
+namespace {
+
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out.push_back(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ScenarioError::ScenarioError(const std::string& message) : std::runtime_error(printable(message)) {}
+
 const char* to_string(Action::Kind k) {
   switch (k) {
     case Action::Kind::LinkDown: return "link-down";
@@ -314,32 +367,39 @@ bool parse_link_ref(const std::string& text, LinkRef& out) {
   const int port = std::stoi(digits);
   if (port < 1 || port > 255) return false;
   const std::string rest = text.substr(close + 1);
-  if (!rest.empty()) {
-    LinkRef other;
-    if (rest[0] != '-' || !parse_link_ref(rest.substr(1), other) || other.text.find('-') != std::string::npos)
-      return false;
-  }
+  LinkRef other;
+  if (!rest.empty() &&
+      (rest[0] != '-' || !parse_link_ref(rest.substr(1), other) || other.text.find('-') != std::string::npos))
+    return false;
+  out.far_node = other.node;
+  out.far_port = other.port;
   out.node = text.substr(0, open);
   out.port = static_cast<uint8_t>(port);
   out.text = text;
   return true;
 }
 
-Scenario parse_scenario(const std::string& text, const std::string& path) {
+namespace {
+
+Scenario parse_yaml(const std::string& text, const std::string& path) {
   const Reader r(path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  const auto load = [&path](const std::string& yaml) {
+    try {
+      return YAML::Load(yaml);
+    } catch (const YAML::ParserException& e) {
+      throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+    }
+  };
+  const ActionChunks chunks = ActionChunks::split(text);  // actions a chunk at a time: bounded YAML trees
+  const YAML::Node root = load(chunks.rest());
   if (!root.IsMap()) throw ScenarioError(path + ":1: a scenario is a YAML map (topology:, actions:, ...)");
   Scenario s;
   s.file = path;
   s.name = std::filesystem::path(path).stem().string();
   bool have_topology = false;
+  std::map<std::string, int> seen;
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = r.key(kv.first, seen);
     const YAML::Node& v = kv.second;
     if (key == "name") {
       s.name = r.scalar(v, key);
@@ -349,9 +409,10 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
       s.topology = r.scalar(v, key);
       have_topology = true;
       // A relative net-file path is relative to the scenario file.
+      std::error_code no_such_file;  // a name too long for a file, say: not one
       const bool generator = s.topology.find(':') != std::string::npos &&
                              std::isalpha(static_cast<unsigned char>(s.topology[0])) &&
-                             !std::filesystem::exists(s.topology);
+                             !std::filesystem::exists(s.topology, no_such_file);
       if (!generator && std::filesystem::path(s.topology).is_relative())
         s.topology = (std::filesystem::path(path).parent_path() / s.topology).lexically_normal().string();
     } else if (key == "seed") {
@@ -373,7 +434,10 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
       for (const auto& item : v) s.sms.push_back(parse_sm(r, item));
     } else if (key == "actions") {
       if (!v.IsSequence()) r.fail(v, "'actions' must be a list");
+      s.actions.reserve(v.size() + chunks.items());
       for (const auto& item : v) s.actions.push_back(parse_action(r, item));
+      for (std::size_t c = 0; c < chunks.chunks(); ++c)
+        for (const auto& item : load(chunks.chunk(c))) s.actions.push_back(parse_action(r, item));
     } else {
       r.fail(kv.first, "unknown key '" + key +
                            "' (known: name, description, topology, seed, scheduler, duration, sms, actions, fingerprint)");
@@ -384,16 +448,28 @@ Scenario parse_scenario(const std::string& text, const std::string& path) {
     if (a.at > s.duration)
       throw ScenarioError(path + ":" + std::to_string(a.line) + ": action at " + a.at.str() +
                           " is after the end of the run (duration " + s.duration.str() + ")");
-  std::stable_sort(s.actions.begin(), s.actions.end(), [](const Action& x, const Action& y) { return x.at < y.at; });
+  sort_by_time(s.actions);
   return s;
 }
 
+}  // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& path) {
+  try {
+    return parse_yaml(text, path);
+  } catch (const YAML::Exception& e) {  // whatever yaml-cpp still throws: with the file and line, as ours
+    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+}
+
 Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_scenario(buf.str(), path);
+  std::string text;
+  try {
+    text = topo::read_text_file(path, kMaxScenarioBytes, "scenario files");
+  } catch (const topo::TextFileError& e) {
+    throw ScenarioError(e.what());
+  }
+  return parse_scenario(text, path);
 }
 
 void write_fingerprint(const std::string& path, const std::string& hex) {

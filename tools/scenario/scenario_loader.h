@@ -19,8 +19,10 @@
 //   fingerprint: 0123456789abcdef    # golden trace digest (ibfab run --update)
 //
 // Every problem is reported as one ScenarioError "FILE:LINE: problem" (the
-// line of the offending key or value); unknown keys are errors too, so a
-// typo never passes silently.
+// line of the offending key or value); unknown keys, a key given twice in
+// one map and a number with a sign are errors too, so a typo never passes
+// silently. The file must be a regular file of at most kMaxScenarioBytes.
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -28,17 +30,23 @@
 
 namespace ibfab::scenario {
 
+// what() is one printable line: control characters of the message (a
+// scenario's own text quoted in it, say) are written as \xNN.
 class ScenarioError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ScenarioError(const std::string& message);
 };
+
+// The largest scenario file read.
+inline constexpr std::size_t kMaxScenarioBytes = std::size_t{16} << 20;
 
 Scenario load_scenario(const std::string& path);
 // Parses scenario text; `path` names it in messages and anchors relative
 // net-file paths.
 Scenario parse_scenario(const std::string& text, const std::string& path);
 
-// Parses "NODE[PORT]" or "NODE[PORT]-NODE[PORT]" (the first end is kept).
+// Parses "NODE[PORT]" or "NODE[PORT]-NODE[PORT]" (the far end, when
+// given, is kept to be checked against the cable).
 bool parse_link_ref(const std::string& text, LinkRef& out);
 
 // Rewrites the scenario file's fingerprint line (or appends one).

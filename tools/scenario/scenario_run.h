@@ -39,6 +39,7 @@ class ScenarioRun {
   void attach_outputs();
   void start_sms();
   void advance();  // runs to the scenario's end, with a progress line
+  void repeat(std::size_t i);  // applies repeats_[i] and schedules its next time
   void collect();
   void collect_groups();
 
@@ -48,6 +49,16 @@ class ScenarioRun {
   std::function<void()> bind_link(const Action& a);
   std::function<void()> bind_node(const Action& a);
   std::function<void()> bind_membership(const Action& a);  // join, leave
+  struct Tally {  // the answers to one round of a many-host join or leave
+    std::size_t answers = 0, ok = 0;
+    sim::LatencySummary latency;
+  };
+  void apply_membership(const Action& a);
+  void membership_answered(const Action& a, const ScenarioHost& hs, const JoinResult& res, Tally* tally,
+                           std::size_t hosts, sim::Time at);
+  static std::string membership_text(const Action& a, const std::string& node);
+  static std::string send_text(const Action& a);
+  static std::string expect_text(const Expectation& e);
   std::function<void()> bind_send(const Action& a);
   std::function<void()> bind_subscribe(const Action& a);
   std::function<void()> bind_expect(const Action& a);
@@ -56,6 +67,9 @@ class ScenarioRun {
   ScenarioHost& host(const Action& a, const std::string& node);
   sm::SubnetManager& current_sm();  // whose SA answers: the master, else the first
   [[noreturn]] void fail(const Action& a, const std::string& problem) const;
+  // The cable on `ref`'s near end, which must exist; "" when `ref` names no
+  // far end or names the cable's, else what the far end really is.
+  static std::string far_end_problem(const fabric::Link& cable, const fabric::Node& near, const LinkRef& ref);
 
   struct Probe {
     sm::SmpSender sender;
@@ -77,6 +91,12 @@ class ScenarioRun {
   std::vector<std::unique_ptr<sm::SubnetManager>> sms_;
   std::map<std::string, std::unique_ptr<ScenarioHost>> hosts_;
   std::vector<std::unique_ptr<Probe>> probes_;
+  // Actions with `every`: bound once, applied at each of their times.
+  struct Repeat {
+    std::function<void()> apply;
+    sim::Time every, until;
+  };
+  std::vector<Repeat> repeats_;
 };
 
 // Short forms used in report lines.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -97,6 +98,8 @@ void ScenarioRun::attach_outputs() {
       fabric::Node* n = parse_link_ref(text, ref) ? fabric.find(ref.node) : nullptr;
       if (!n || ref.port > n->num_ports() || !n->port(ref.port).link())
         throw ScenarioError("--pcap-link " + text + ": no such cabled port (expected NODE[PORT])");
+      if (const std::string e = far_end_problem(*n->port(ref.port).link(), *n, ref); !e.empty())
+        throw ScenarioError("--pcap-link " + e);
       chosen.push_back(n->port(ref.port).link()->id());
     }
     fabric.capture(&pcap_, chosen);
@@ -163,7 +166,17 @@ void ScenarioRun::start_sms() {
 }
 
 Report ScenarioRun::run() {
-  for (const Action& a : s_.actions) sim_->schedule_at(a.at, bind(a));
+  for (const Action& a : s_.actions) {
+    std::function<void()> apply = bind(a);
+    if (a.every == sim::Time::zero()) {
+      sim_->schedule_at(a.at, std::move(apply));
+      continue;
+    }
+    if (a.kind == Action::Kind::Probe) fail(a, "a probe cannot repeat ('every')");
+    if (std::string* line = r_.actions.last_pushed()) *line += " every " + a.every.str() + " until " + a.until.str();
+    repeats_.push_back({std::move(apply), a.every, a.until});
+    sim_->schedule_at(a.at, [this, i = repeats_.size() - 1] { repeat(i); });
+  }
   const auto t0 = std::chrono::steady_clock::now();
   advance();
   collect();
@@ -172,7 +185,16 @@ Report ScenarioRun::run() {
     const std::string err = pcap_.close();
     if (!err.empty()) throw std::runtime_error(err);
   }
+  if (file_sink_)
+    if (const int e = file_sink_->flush())
+      throw std::runtime_error(options_.trace + ": the trace could not be written: " + std::strerror(e));
   return std::move(r_);
+}
+
+void ScenarioRun::repeat(std::size_t i) {
+  const Repeat& r = repeats_[i];
+  r.apply();
+  if (sim_->now() + r.every <= r.until) sim_->schedule(r.every, [this, i] { repeat(i); });
 }
 
 void ScenarioRun::advance() {
@@ -202,6 +224,10 @@ void ScenarioRun::collect() {
     if (sms_[i]->master()) r_.sms[i].master_since = sms_[i]->last_sweep().master_since;
   }
   if (!sms_.empty() && current_sm().groups()) collect_groups();
+  if (r_.sa_waiting)
+    r_.failures.push_back(std::to_string(r_.sa_waiting) +
+                          " SA request(s) still waiting for an answer or their timeout when the run ended (a join's "
+                          "tries take up to 3.344s)");
   r_.events = sim_->events_run();
   const auto& fs = fabric_->stats();
   r_.hops_transmitted = fs.transmitted;
@@ -223,8 +249,7 @@ void ScenarioRun::collect_groups() {
     for (uint8_t p = 1; !n.is_switch() && p <= n.num_ports(); ++p) host_ports.emplace(n.port(p).guid(), &n.port(p));
   }
   r_.mft_smps = m.mcast()->mft_smps_sent();
-  for (const sm::McastProgramming& p : m.mcast()->programming())
-    if (p.mlid != 0 && p.latency()) r_.mft_latencies_ps.push_back(p.latency()->ps());
+  r_.mft_latency = m.mcast()->programming().latency;
   r_.sa_mads_received = m.sa()->metrics().mads_received;
   r_.sa_mads_sent = m.sa()->metrics().mads_sent;
   r_.mft_entries = m.mcast()->mft_entries();

@@ -170,9 +170,9 @@ TEST(NetfileReader, AsymmetricLinkReportedAtTheLaterLine) {
             "t.net:5: asymmetric link: line 2 cables H1[1] to S1[3], line 5 cables S1[3] to H2[1]");
 }
 
-TEST(NetfileReader, EmptyInputIsAnEmptyTopology) {
-  EXPECT_TRUE(read("").nodes().empty());
-  EXPECT_TRUE(read("# nothing\n\n").nodes().empty());
+TEST(NetfileReader, InputWithoutNodesIsRefused) {
+  EXPECT_EQ(error_of(""), "t.net: no nodes (a net file declares at least one Switch or Ca)");
+  EXPECT_EQ(error_of("# nothing\n\n"), "t.net: no nodes (a net file declares at least one Switch or Ca)");
 }
 
 }  // namespace
