@@ -17,5 +17,6 @@ target_sources(fuzz_engine_request PRIVATE ${_engine_srcs})
 ibfab_add_fuzzer(fuzz_verbs_rings ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_verbs_rings.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/verbs_rings 20000)
 target_sources(fuzz_verbs_rings PRIVATE ${_engine_srcs})
 ibfab_add_fuzzer(fuzz_scenario ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_scenario.cpp ${PROJECT_SOURCE_DIR}/scenarios 20000)
-target_sources(fuzz_scenario PRIVATE ${PROJECT_SOURCE_DIR}/tools/scenario/scenario_loader.cpp ${_sm_srcs})
+target_sources(fuzz_scenario PRIVATE ${PROJECT_SOURCE_DIR}/tools/scenario/scenario_loader.cpp
+  ${PROJECT_SOURCE_DIR}/tools/scenario/action_chunks.cpp ${_sm_srcs})
 target_link_libraries(fuzz_scenario PRIVATE yaml-cpp)
