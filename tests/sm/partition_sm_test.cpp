@@ -192,7 +192,7 @@ TEST_F(Partitioned, HostSaRequestsGoOutOnTheDefaultPartitionsIndexAsIbSaSends) {
   q.pack(rec);
   int status = 1;
   sa.send(wire::mad_method::kGet, mad::PathRecord::kAttributeId, mad::pr_comp::kSgid | mad::pr_comp::kDgid, rec,
-          sim::Time::ms(200), 1, [&](int s, std::span<const uint8_t>) { status = s; });
+          fabric::SaRetry::fixed(sim::Time::ms(200), 1), [&](int s, std::span<const uint8_t>) { status = s; });
   sim.run_until(sim.now() + sim::Time::s(1));
   EXPECT_EQ(status, 0);
   EXPECT_EQ(h(1).port(1).p_key_violations, 0);

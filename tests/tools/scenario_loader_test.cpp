@@ -111,12 +111,13 @@ TEST(ScenarioLoader, PartitionsOfAnSmInlineOrFromAFile) {
       "topology: ring:4\nsms:\n  - node: H1\n    partitions: |\n      T=0x8001,ipoib: ALL=full;\n", "s.yaml");
   ASSERT_TRUE(s.sms[0].partitions);
   EXPECT_EQ(s.sms[0].partitions->partitions.count(0x0001), 1u);
-  // A file, relative to the scenario; its errors name it and its line.
+  // A file, relative to the scenario; its errors name the scenario's line,
+  // then the file and its line.
   std::string dir = ::testing::TempDir();
   if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   std::ofstream(dir + "/p.conf") << "# tenants\nT=0x8001: 0xnothex;\n";
   EXPECT_EQ(error_of_at("topology: ring:4\nsms:\n  - {node: H1, partitions: p.conf}\n", dir + "/s.yaml"),
-            dir + "/p.conf:2: bad PortGUID '0xnothex'");
+            dir + "/s.yaml:3: " + dir + "/p.conf:2: bad PortGUID '0xnothex'");
   EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {node: H1, partitions: \"T=1: SELF=maybe;\"}\n"),
             "s.yaml:3: partitions:1: unrecognized port flag 'maybe' (full, limited or both)");
   EXPECT_FALSE(parse_scenario("topology: ring:4\nsms:\n  - {node: H1}\n", "s.yaml").sms[0].partitions);

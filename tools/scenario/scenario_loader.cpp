@@ -296,15 +296,14 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
       const std::string text = r.scalar(v, key);
       try {
         if (text.find(';') != std::string::npos) {
-          sm.partitions = sm::partitions::read_partitions(
-              text, r.file() + ":" + std::to_string(v.Mark().line + 1) + ": partitions");
+          sm.partitions = sm::partitions::read_partitions(text, "partitions");
         } else {
           const std::filesystem::path p(text);
           sm.partitions = sm::partitions::load_partitions(
               p.is_relative() ? (std::filesystem::path(r.file()).parent_path() / p).lexically_normal().string() : text);
         }
       } catch (const sm::partitions::PartitionError& e) {
-        throw ScenarioError(e.what());
+        r.fail(v, e.what());  // "SCENARIO:LINE: CONF:LINE: problem"
       }
     } else {
       r.fail(kv.first, "unknown SM key '" + key +
