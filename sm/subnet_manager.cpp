@@ -14,6 +14,7 @@
 #include "fabric/mad/switch_info.h"
 #include "fabric/wire/mad_header.h"
 #include "fabric/model/fabric.h"
+#include "sm/partitions/pkey_assignment.h"
 
 namespace ibfab::sm {
 namespace {
@@ -48,6 +49,8 @@ SubnetManager::SubnetManager(fabric::Hca& hca, uint8_t port, SmOptions options)
       subnet_, sender_,
       make_mcast_policies(options_.mcast_root, options_.mcast_tree, options_.mlid_allocator, options_.admission),
       options_.mcast_batch);
+  if (options_.partition_config && !options_.groups.well_known)
+    options_.groups.well_known = partitions::well_known_groups(*options_.partition_config);
   groups_ = std::make_unique<McastGroups>(subnet_, *mcast_, options_.groups);
   sa_ = std::make_unique<SaAgent>(hca, port, subnet_, *groups_);
   sa_->set_mft_view(mcast_.get());
@@ -291,7 +294,7 @@ void SubnetManager::decide() {
     return become_standby(m);
   }
   become_master();
-  assign_lids();
+  program_pkeys();
 }
 
 void SubnetManager::assign_lids() {

@@ -2,6 +2,9 @@
 // The Subnet Manager's bring-up (a heavy sweep), through SMPs from its HCA
 // port only, in OpenSM's order:
 //   1. discovery (directed route, sm/discovery.h);
+//   1b. partitions: each end port's P_KeyTable blocks that differ from the
+//      table the configuration gives it are Set (sm/partitions/
+//      pkey_assignment.h; these SMPs count in the LID phase);
 //   2. LIDs: every end port (CA ports, switch port 0) gets a LID that stays
 //      the same across sweeps (by port GUID), with MasterSMLID, LMC,
 //      SubnetTimeOut and, on the SM's first sweep as master,
@@ -39,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -48,6 +52,7 @@
 #include "sim/event_handle.h"
 #include "sm/discovery.h"
 #include "sm/mcast/mcast_manager.h"
+#include "sm/partitions/partition_config.h"
 #include "sm/sa/mcast_groups.h"
 #include "sm/sa/sa_agent.h"
 #include "sm/routing/routing_engine.h"
@@ -70,6 +75,11 @@ struct SmOptions {
   McastOptions groups;
   uint8_t lmc = 0;
   uint8_t subnet_timeout = 18;  // OpenSM's default (4.096 us x 2^18 ~ 1 s)
+  // Partitions (OpenSM's partitions.conf, sm/partitions/): the P_Key tables
+  // the SM programs on every end port and the groups the SA pre-creates.
+  // Empty (no file): OpenSM's default, every port a full member of 0x7FFF
+  // (0xFFFF at index 0) and its IPoIB broadcast group.
+  std::optional<partitions::PartitionConfig> partition_config;
   SmpSender::Options smp;
   // Election and sweeping (OpenSM's defaults).
   uint8_t priority = 0;                             // 0..15
@@ -155,6 +165,7 @@ class SubnetManager {
   void read_ports();
   void elect();
   void decide();
+  void program_pkeys();
   void assign_lids();
   void program_routes();
   void activate(uint8_t target_state);

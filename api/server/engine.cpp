@@ -22,6 +22,7 @@
 #include "fabric/topology/topology_spec.h"
 #include "fabric/wire/byte_cursor.h"
 #include "fabric/wire/rmpp_header.h"
+#include "sm/partitions/partition_reader.h"
 #include "sm/sa/rmpp_sender.h"
 
 namespace ibfab::api {
@@ -233,6 +234,7 @@ Engine::Engine(EngineOptions options)
   }
   sm::SmOptions sm_options;
   sm_options.groups.send_only_full_member = options_.sa_send_only_full;
+  if (!options_.partitions.empty()) sm_options.partition_config = sm::partitions::load_partitions(options_.partitions);
   sm_ = std::make_unique<sm::SubnetManager>(*host, 1, sm_options);
 }
 

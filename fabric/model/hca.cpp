@@ -377,7 +377,7 @@ void Hca::receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sen
       auto q = qps_.find(qpn);
       if (q == qps_.end()) continue;
       if (loopback && qpn == sender_qpn && q->second.block_self_loopback) continue;
-      deliver(q->second, qpn, p.deth->qkey, msg);
+      deliver(q->second, qpn, p.bth.pkey, p.deth->qkey, msg);
     }
     return;
   }
@@ -386,11 +386,18 @@ void Hca::receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sen
     ud_stats_.no_qp++;
     return;
   }
-  deliver(q->second, p.bth.dest_qp, p.deth->qkey, msg);
+  deliver(q->second, p.bth.dest_qp, p.bth.pkey, p.deth->qkey, msg);
 }
 
-bool Hca::deliver(const Qp& qp, uint32_t qpn, uint32_t qkey, UdMessage& msg) {
+bool Hca::deliver(const Qp& qp, uint32_t qpn, uint16_t pkey, uint32_t qkey, UdMessage& msg) {
   Port& port = ports_[qp.port];
+  const uint16_t mine = qp.pkey_index < port.pkeys.size() ? port.pkeys[qp.pkey_index] : 0;
+  if (!Port::pkeys_match(mine, pkey)) {
+    port.p_key_violations++;
+    port.counters.rcv_constraint_errors++;
+    return false;
+  }
+  msg.pkey_index = qp.pkey_index;
   if (qkey != qp.qkey) {
     port.q_key_violations++;
     port.counters.rcv_constraint_errors++;

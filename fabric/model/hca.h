@@ -115,7 +115,10 @@ class Hca final : public Node {
   };
 
   void receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sender_qpn);
-  bool deliver(const Qp& qp, uint32_t qpn, uint32_t qkey, UdMessage& msg);
+  // Delivers to one UD QP if the packet's P_Key matches the entry at the
+  // QP's P_Key index (IBTA 9.6.1.1: a QP other than QP1 checks its own
+  // partition) and its Q_Key the QP's; else counts the violation.
+  bool deliver(const Qp& qp, uint32_t qpn, uint16_t pkey, uint32_t qkey, UdMessage& msg);
   std::vector<McastGroup>& groups(uint8_t port) { return groups_[port - 1u]; }
 
   std::unordered_map<uint32_t, Agent> agents_;

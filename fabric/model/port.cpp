@@ -24,15 +24,19 @@ void Port::refresh_phys() {
 }
 
 int Port::match_pkey(uint16_t pkey) const {
-  const uint16_t base = pkey & 0x7FFF;
-  if (base == 0) return -1;  // the invalid P_Key matches nothing
-  for (std::size_t i = 0; i < pkeys.size(); ++i) {
-    const uint16_t mine = pkeys[i];
-    if ((mine & 0x7FFF) != base) continue;
-    if (!(mine & 0x8000) && !(pkey & 0x8000)) continue;  // two limited members
-    return static_cast<int>(i);
-  }
+  for (std::size_t i = 0; i < pkeys.size(); ++i)
+    if (pkeys_match(pkeys[i], pkey)) return static_cast<int>(i);
   return -1;
+}
+
+int Port::find_pkey(uint16_t pkey) const {
+  int limited = -1;
+  for (std::size_t i = 0; i < pkeys.size(); ++i) {
+    if ((pkeys[i] & 0x7FFF) != (pkey & 0x7FFF)) continue;
+    if (pkeys[i] & 0x8000) return static_cast<int>(i);
+    if (limited < 0) limited = static_cast<int>(i);
+  }
+  return limited;
 }
 
 }  // namespace ibfab::fabric

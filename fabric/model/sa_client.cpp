@@ -71,6 +71,9 @@ void SaClient::transmit(uint32_t tid) {
   to.lid = port.master_sm_lid;
   to.sl = port.master_sm_sl;
   to.qpn = 1;
+  // The default partition's entry, as sa_query.c's update_sm_ah takes it
+  // (index 0 when the table has none).
+  to.pkey_index = static_cast<uint16_t>(std::max(0, port.find_pkey(0xFFFF)));
   hca_.send_mad(agent_, to, p.mad);
   ++transmissions_;
   sim::Simulator& sim = hca_.fabric().sim();

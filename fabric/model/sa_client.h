@@ -1,7 +1,8 @@
 #pragma once
 // An SA client on one HCA port, as the kernel's ib_sa is for rdma_cm and
 // IPoIB (and for a scenario's hosts): a request goes to the port's
-// MasterSMLID on QP1, is resent after each wait of its SaRetry schedule,
+// MasterSMLID on QP1 (with the P_Key index of the default partition, as
+// ib_sa sends), is resent after each wait of its SaRetry schedule,
 // and its answer (or the failure) comes back to the callback in simulated
 // time. Statuses follow the kernel's sa_query.c: 0, -EINVAL when the SA
 // answered with a non-zero status (the MAD is still handed over),

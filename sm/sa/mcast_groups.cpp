@@ -80,21 +80,30 @@ wire::Gid McastGroups::ipoib_broadcast_mgid(uint8_t scope, uint16_t pkey) {
 
 void McastGroups::ensure_well_known() {
   if (!options_.ipoib_broadcast) return;
-  const wire::Gid mgid = ipoib_broadcast_mgid(2, 0xFFFF);
-  if (groups_.count(mgid)) return;
+  if (options_.well_known) {
+    for (const Rec& r : *options_.well_known) add_well_known(r);
+    return;
+  }
+  Rec r;
+  r.mgid = ipoib_broadcast_mgid(2, 0xFFFF);
+  r.q_key = 0x0B1B;
+  r.mtu_selector = r.rate_selector = r.packet_life_time_selector = mad::selector::kExactly;
+  r.mtu = 4;   // 2048
+  r.rate = 3;  // 10 Gb/s
+  r.p_key = 0xFFFF;
+  r.scope = 2;
+  add_well_known(r);
+}
+
+void McastGroups::add_well_known(const Rec& rec) {
+  if (groups_.count(rec.mgid)) return;
   const std::optional<uint16_t> mlid = routing_->allocate_mlid(std::nullopt);
   if (!mlid) return;
   McastGroup g;
   g.well_known = true;
-  g.rec.mgid = mgid;
-  g.rec.q_key = 0x0B1B;
+  g.rec = rec;
   g.rec.mlid = *mlid;
-  g.rec.mtu_selector = g.rec.rate_selector = g.rec.packet_life_time_selector = mad::selector::kExactly;
-  g.rec.mtu = 4;   // 2048
-  g.rec.rate = 3;  // 10 Gb/s
-  g.rec.p_key = 0xFFFF;
-  g.rec.scope = 2;
-  groups_.emplace(mgid, g);
+  groups_.emplace(rec.mgid, g);
 }
 
 const McastGroup* McastGroups::find(const wire::Gid& mgid) const {

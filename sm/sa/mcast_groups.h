@@ -60,6 +60,10 @@ struct McastOptions {
   bool send_only_full_member = true;
   // Pre-create the IPoIB broadcast group of the default partition.
   bool ipoib_broadcast = true;
+  // The groups a partition configuration creates (sm/partitions/
+  // pkey_assignment.h well_known_groups), MLID 0 in each: when set, these
+  // and only these are pre-created (ipoib_broadcast still false: none).
+  std::optional<std::vector<mad::McMemberRecord>> well_known;
   // Attempts at an unused SA-assigned MGID before 0x0100.
   uint32_t mgid_tries = 1000;
 };
@@ -132,6 +136,7 @@ class McastGroups {
 
  private:
   using Rec = mad::McMemberRecord;
+  void add_well_known(const Rec& rec);
   const SubnetPort* port_of(const wire::Gid& port_gid) const;
   bool prefix_ok(const wire::Gid& port_gid) const;
   uint16_t validate_mgid(const Rec& req, uint64_t mask) const;

@@ -26,16 +26,19 @@ bool owns(const SubnetPort& p, uint16_t lid) {
   return p.lid != 0 && (lid >> p.lmc) == (p.lid >> p.lmc);
 }
 
-// The first P_Key of `a` that `b` shares, preferring the default one.
+// The P_Key OpenSM's osm_physp_find_common_pkey picks: `a`'s entry (with
+// its membership bit) of the first base, in OpenSM's key order (the
+// byte-swapped base), that matches an entry of `b`.
 std::optional<uint16_t> common_pkey(const SubnetPort& a, const SubnetPort& b) {
-  std::optional<uint16_t> first;
+  std::optional<uint16_t> best;
   for (uint16_t x : a.pkeys) {
     if (!std::any_of(b.pkeys.begin(), b.pkeys.end(), [&](uint16_t y) { return pkey::match(x, y); }))
       continue;
-    if ((x & pkey::kBase) == pkey::kBase) return static_cast<uint16_t>(x | pkey::kFull);
-    if (!first) first = x;
+    if (!best || __builtin_bswap16(static_cast<uint16_t>(x & pkey::kBase)) <
+                     __builtin_bswap16(static_cast<uint16_t>(*best & pkey::kBase)))
+      best = x;
   }
-  return first;
+  return best;
 }
 
 constexpr uint8_t kRate2_5 = 2;  // what OpenSM computes for a width or speed it does not know
@@ -197,16 +200,19 @@ uint16_t path_records(const Subnet& s, const McastGroups& groups, uint32_t reque
   std::vector<const SubnetPort*> by_guid;
   if (!(mask & (pr::kSgid | pr::kSlid)) || !(mask & (pr::kDgid | pr::kDlid))) by_guid = s.ports_in_table_order();
   const auto done = [&] { return first_only && !out.empty(); };
+  // The requester must share a P_Key with both ends (and they with each
+  // other, checked by unicast_path), as OpenSM's pr_rcv_get_path_parms.
+  const SubnetPort& asker = s.ports[requester];
   const auto to = [&](const SubnetPort* d) {
-    if (!d) return;
+    if (!d || !pkey::shared(asker, *d)) return;
     mad::PathRecord r;
     if (mask & (pr::kSgid | pr::kSlid)) {
-      if (unicast_path(s, *src, *d, req, mask, packet_life, r)) out.push_back(r);
+      if (pkey::shared(asker, *src) && unicast_path(s, *src, *d, req, mask, packet_life, r)) out.push_back(r);
       return;
     }
     for (const SubnetPort* from : by_guid) {
       if (done()) return;
-      if (unicast_path(s, *from, *d, req, mask, packet_life, r)) out.push_back(r);
+      if (pkey::shared(asker, *from) && unicast_path(s, *from, *d, req, mask, packet_life, r)) out.push_back(r);
     }
   };
   if (mask & pr::kDgid) {

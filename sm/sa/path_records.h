@@ -27,8 +27,11 @@ namespace ibfab::sm {
 //   no path where a route is missing. A view without routes (a Subnet
 //   built by hand) takes the lower of the two end ports' NeighborMTU and
 //   rate instead. Both are narrowed by masked
-//   selectors; P_Key the masked one if both ports hold it, else the first
-//   P_Key the two share; SL, TClass, FlowLabel, HopLimit as masked, else
+//   selectors; P_Key the masked one if both ports hold it, else the
+//   source's entry of the first base (in OpenSM's byte-swapped key order)
+//   the two share, as osm_physp_find_common_pkey; no path unless the
+//   requester shares a P_Key with both ends (a port shares with itself;
+//   two limited members share nothing); SL, TClass, FlowLabel, HopLimit as masked, else
 //   0; PLT `packet_life` (0 for a path to itself); Reversible 1; one path
 //   per (source, destination), from the base LIDs unless LIDs are masked.
 // With `first_only` (a Get), the search stops at the first path found, as

@@ -25,8 +25,11 @@ inline bool holds(const SubnetPort& port, uint16_t p) {
                      [&](uint16_t e) { return (e & kBase) == (p & kBase); });
 }
 
-// An entry of `a` matches an entry of `b`.
+// An entry of `a` matches an entry of `b`, or `a` and `b` are one table (a
+// port shares with itself even as a limited member only, as OpenSM's
+// osm_physp_share_pkey says): callers pass the tables the Subnet holds.
 inline bool shared(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
+  if (&a == &b) return true;
   for (uint16_t x : a)
     for (uint16_t y : b)
       if (match(x, y)) return true;

@@ -369,6 +369,29 @@ TEST(Cli, ServeSaNoSendOnlyNeedsTheBuiltinSm) {
   EXPECT_NE(ibfab("serve --help").out.find("--sa-no-send-only"), std::string::npos);
 }
 
+TEST(Cli, ServePartitionsAreCheckedBeforeServing) {
+  const std::string conf = tmp("bad-partitions.conf");
+  std::ofstream(conf) << "Default=0x7fff: ALL=full;\nTenant=0x8001, colour=red: ALL;\n";
+  Result r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("bad-part.sock") + " --partitions " + conf);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "ibfab: " + conf + ":2: unrecognized partition flag 'colour'\n");
+  r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("fifo-part.sock") + " --partitions /dev/null");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out.rfind("ibfab: /dev/null: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
+  r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("none-part.sock") + " --sm none --partitions " + conf);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("opensm -P"), std::string::npos) << r.out;
+  EXPECT_NE(ibfab("serve --help").out.find("--partitions"), std::string::npos);
+}
+
+TEST(Cli, ServeWithPartitionsGetsReady) {
+  const std::string conf = tmp("good-partitions.conf");
+  std::ofstream(conf) << "TenantA=0x8001, ipoib: 0x0002c90200000004=full, 0x0002c90200000006=full;\n";
+  const std::string out = serve_until_ready({"--topology", "fat-tree:2:4", "--partitions", conf});
+  EXPECT_NE(out.find("\nready\n"), std::string::npos) << out;
+}
+
 TEST(Cli, ServeListsTheAddressesBeforeReady) {
   const std::string out = serve_until_ready({"--topology", "fat-tree:2:4", "--ip", "H2=fd00::2", "--sa-no-send-only"});
   const std::size_t first = out.find("address H1 1 10.1.0.1/16 fd00:0:0:1::1/64\n");

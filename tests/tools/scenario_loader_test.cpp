@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 namespace ibfab::scenario {
@@ -10,6 +11,15 @@ namespace {
 std::string error_of(const std::string& text) {
   try {
     parse_scenario(text, "s.yaml");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string error_of_at(const std::string& text, const std::string& path) {
+  try {
+    parse_scenario(text, path);
   } catch (const ScenarioError& e) {
     return e.what();
   }
@@ -94,6 +104,23 @@ TEST(ScenarioLoader, SubnetManagers) {
             "s.yaml:3: 'mcast-root': unknown multicast root selection 'tallest' (known: min-max-hop, least-loaded)");
   EXPECT_EQ(error_of("topology: ring:4\nsms: H1\n"),
             "s.yaml:2: 'sms' must be a list such as [{node: H1, routing: minhop}]");
+}
+
+TEST(ScenarioLoader, PartitionsOfAnSmInlineOrFromAFile) {
+  const Scenario s = parse_scenario(
+      "topology: ring:4\nsms:\n  - node: H1\n    partitions: |\n      T=0x8001,ipoib: ALL=full;\n", "s.yaml");
+  ASSERT_TRUE(s.sms[0].partitions);
+  EXPECT_EQ(s.sms[0].partitions->partitions.count(0x0001), 1u);
+  // A file, relative to the scenario; its errors name the scenario's line,
+  // then the file and its line.
+  std::string dir = ::testing::TempDir();
+  if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::ofstream(dir + "/p.conf") << "# tenants\nT=0x8001: 0xnothex;\n";
+  EXPECT_EQ(error_of_at("topology: ring:4\nsms:\n  - {node: H1, partitions: p.conf}\n", dir + "/s.yaml"),
+            dir + "/s.yaml:3: " + dir + "/p.conf:2: bad PortGUID '0xnothex'");
+  EXPECT_EQ(error_of("topology: ring:4\nsms:\n  - {node: H1, partitions: \"T=1: SELF=maybe;\"}\n"),
+            "s.yaml:3: partitions:1: unrecognized port flag 'maybe' (full, limited or both)");
+  EXPECT_FALSE(parse_scenario("topology: ring:4\nsms:\n  - {node: H1}\n", "s.yaml").sms[0].partitions);
 }
 
 TEST(ScenarioLoader, MulticastActions) {

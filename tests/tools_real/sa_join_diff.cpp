@@ -4,6 +4,11 @@
 // built-in SA and against OpenSM's, the two outputs are compared field by
 // field. It uses only libibumad (whichever is loaded: ibfab's under
 // `ibfab exec`).
+//
+// `sa_join_diff partitions` instead prints this port's GUID and then the
+// status of joins into two partitions' groups (partitions_diff.py): their
+// IPoIB broadcast groups and a group created with their P_Key, which only
+// a member of the partition may do.
 #include <infiniband/umad.h>
 
 #include <array>
@@ -29,6 +34,7 @@ struct Op {
   uint8_t join_state;
   uint64_t mask;
   uint32_t qkey = 0x11111111;
+  uint16_t pkey = 0xFFFF;
 };
 
 namespace comp = mad::mcm_comp;
@@ -58,9 +64,19 @@ std::string hex(const uint8_t* b, std::size_t n) {
   return s;
 }
 
+constexpr uint64_t kPartitionJoin = comp::kMgid | comp::kPortGid | comp::kPKey | comp::kJoinState;
+
+const std::vector<Op> kPartitionOps = {
+    {"join TenantA's broadcast group", kSet, "ff12:401b:8001::ffff:ffff", 0x1, kPartitionJoin, 0, 0x8001},
+    {"join TenantB's broadcast group", kSet, "ff12:401b:8002::ffff:ffff", 0x1, kPartitionJoin, 0, 0x8002},
+    {"create a group in TenantA", kSet, "ff12:4001::a1", 0x1, comp::kCreateRequiredMask, 0x11111111, 0x8001},
+    {"create a group in TenantB", kSet, "ff12:4001::b1", 0x1, comp::kCreateRequiredMask, 0x11111111, 0x8002},
+};
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool partitions = argc > 1 && std::strcmp(argv[1], "partitions") == 0;
   testing::UmadSaPort port;
   if (!port.open()) return 2;
   const int fd = port.fd, agent = port.agent;
@@ -68,8 +84,10 @@ int main() {
   const wire::Gid my_gid = port.gid;
   std::vector<uint8_t> umad(umad_size() + 4096);
   uint32_t tid = 0x100;
-  for (std::size_t i = 0; i < kOps.size(); ++i) {
-    const Op& op = kOps[i];
+  const std::vector<Op>& ops = partitions ? kPartitionOps : kOps;
+  if (partitions) std::printf("port 0x%016llx\n", static_cast<unsigned long long>(my_gid.guid()));
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
     std::memset(umad.data(), 0, umad.size());
     umad_set_addr(umad.data(), sm_lid, 1, 0, 0x80010000);
     auto* mad = static_cast<uint8_t*>(umad_get_mad(umad.data()));
@@ -79,7 +97,7 @@ int main() {
     if (std::strcmp(op.mgid, "0") != 0) rec.mgid = *wire::Gid::parse(op.mgid);
     rec.port_gid = my_gid;
     rec.q_key = op.qkey;
-    rec.p_key = 0xFFFF;
+    rec.p_key = op.pkey;
     rec.join_state = op.join_state;
     rec.pack(mad::mutable_sa_data(m));
     if (umad_send(fd, agent, umad.data(), 256, 2000, 2) < 0) {
@@ -92,6 +110,10 @@ int main() {
       continue;
     }
     mad = static_cast<uint8_t*>(umad_get_mad(umad.data()));
+    if (partitions) {  // the answer's fields follow each SM's MLIDs: the status says it
+      std::printf("%zu %s: status=0x%04x\n", i + 1, op.what, mad::sa_status(mad::ConstSaBuffer(mad, 256)));
+      continue;
+    }
     const mad::McMemberRecord r = mad::McMemberRecord::unpack(mad::sa_data(mad::ConstSaBuffer(mad, 256)));
     const std::string mgid = std::strcmp(op.mgid, "0") == 0 && r.mgid.raw[0] == 0xFF
                                  ? "assigned(" + hex(r.mgid.raw.data(), 2) + ")"

@@ -66,6 +66,10 @@ void Commands::add_serve_exec(CLI::App& app) {
   serve->add_flag("--sa-no-send-only", sa_no_send_only_,
                   "The built-in SA refuses JoinState 0x8 (SendOnlyFullMember) with status 0x0200 and\n"
                   "leaves it out of its ClassPortInfo, as OpenSM before 3.3.21 did");
+  serve->add_option("--partitions", partitions_,
+                    "The built-in SM's partitions, in OpenSM's partitions.conf syntax (the file `opensm -P`\n"
+                    "reads): it programs every port's P_Key table by SMP and its SA and the HCAs enforce\n"
+                    "them (default: OpenSM's without a file, every port a full member of 0x7fff)");
   serve->add_option("--max-clients", max_clients_,
                     "Connections served at once (a program holds one to four per device it opens);\n"
                     "more are refused with an error the program reports")
@@ -108,6 +112,9 @@ int Commands::serve() {
   o.rx_grace_us = rx_grace_us_;
   o.addresses = address_options();
   o.sa_send_only_full = !sa_no_send_only_;
+  o.partitions = partitions_;
+  if (!partitions_.empty() && !o.builtin_sm)
+    throw std::runtime_error("--partitions configures the built-in SM: with --sm none give the file to opensm -P");
   o.max_clients = max_clients_;
   // Descriptors for --max-clients connections and what they bring (a verbs
   // client's event sockets): the soft limit is raised as far as the hard

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/time.h"
+#include "sm/partitions/partition_config.h"
 
 namespace ibfab::scenario {
 
@@ -69,6 +70,10 @@ struct SmSpec {
   std::string admission = "unlimited";
   sim::Time mcast_batch;  // MFT changes programmed in batches this far apart
   uint8_t priority = 0;
+  // Its partitions (key `partitions`: a partitions.conf path, relative to
+  // the scenario, or the text itself when it holds a ';'); unset: OpenSM's
+  // default partition.
+  std::optional<sm::partitions::PartitionConfig> partitions;
   sim::Time at;  // when it starts its first sweep
   int line = 0;
 };

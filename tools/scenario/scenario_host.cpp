@@ -82,6 +82,7 @@ void ScenarioHost::request(uint8_t method, const McastSpec& spec, uint64_t mask,
                r.mgid = got.mgid;
                r.mlid = got.mlid;
                r.join_state = got.join_state;
+               r.p_key = got.p_key;
              }
              if (r.status == 0) answered(method, r, join_state, qkey);
              if (done) done(r);
@@ -126,6 +127,10 @@ void ScenarioHost::answered(uint8_t method, const JoinResult& r, uint8_t join_st
     g.mlid = r.mlid;
     g.qkey = qkey;
     g.state |= join_state;
+    // The P_Key index of the group's partition, as rdma_cm takes it for a
+    // join: the one QP follows the group it last joined, as its Q_Key does.
+    const int index = hca_.port(port_).match_pkey(static_cast<uint16_t>(r.p_key | 0x8000));
+    if (index >= 0) hca_.set_qp_port(qpn_, port_, static_cast<uint16_t>(index));
   }
   const bool receive = (g.state & kReceivingStates) != 0;
   if (receive && !g.attached) {

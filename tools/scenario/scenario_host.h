@@ -5,7 +5,9 @@
 // ib_sa spends it: fabric::SaRetry::kernel), and one UD
 // QP that is attached to every group joined as a receiving member (Full or
 // NonMember: send-only members are not attached, as librdmacm does) and
-// sends UD multicast with a GRH.
+// sends UD multicast with a GRH. The QP takes the Q_Key and P_Key index
+// (the entry of the group's partition in the port's table) of the group it
+// last joined.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -26,6 +28,7 @@ struct JoinResult {
   uint16_t mlid = 0;
   wire::Gid mgid{};
   uint8_t join_state = 0;  // as the SA returned it
+  uint16_t p_key = 0;      // the group's, as the SA returned it
   sim::Time sent, answered;
   static constexpr uint16_t kTimedOut = 0xFFFF;
   static constexpr uint16_t kNoSm = 0xFFFE;

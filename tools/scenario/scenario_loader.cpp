@@ -6,6 +6,7 @@
 #include "fabric/wire/gid.h"
 #include "sim/scheduler.h"
 #include "sm/mcast/mcast_policies.h"
+#include "sm/partitions/partition_reader.h"
 #include "sm/routing/routing_engine.h"
 #include "tools/scenario/action_chunks.h"
 
@@ -291,10 +292,23 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
       sm.mcast_batch = r.time(v, key);
     } else if (key == "at") {
       sm.at = r.time(v, key);
+    } else if (key == "partitions") {
+      const std::string text = r.scalar(v, key);
+      try {
+        if (text.find(';') != std::string::npos) {
+          sm.partitions = sm::partitions::read_partitions(text, "partitions");
+        } else {
+          const std::filesystem::path p(text);
+          sm.partitions = sm::partitions::load_partitions(
+              p.is_relative() ? (std::filesystem::path(r.file()).parent_path() / p).lexically_normal().string() : text);
+        }
+      } catch (const sm::partitions::PartitionError& e) {
+        r.fail(v, e.what());  // "SCENARIO:LINE: CONF:LINE: problem"
+      }
     } else {
       r.fail(kv.first, "unknown SM key '" + key +
                            "' (known: node, port, routing, mcast-root, mlid-allocator, admission, mcast-batch, "
-                           "priority, at)");
+                           "priority, partitions, at)");
     }
   }
   if (!have_node) r.fail(item, "the SM has no 'node' (the host it runs on)");

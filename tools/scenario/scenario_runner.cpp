@@ -128,6 +128,7 @@ void ScenarioRun::start_sms() {
     o.admission = effective.admission;
     o.mcast_batch = effective.mcast_batch;
     o.priority = spec.priority;
+    o.partition_config = spec.partitions;
     sms_.push_back(std::make_unique<sm::SubnetManager>(*h, spec.port, o));
     sm::SubnetManager* m = sms_.back().get();
     const std::size_t slot = r_.sms.size();
