@@ -18,6 +18,7 @@ bench: build
 	bench/rdmacm_joins.py $(BUILD)/tools/ibfab $(BUILD)/bench/rdmacm_join_load
 	bench/sa_tables.py $(BUILD)/tools/ibfab
 	bench/soak.py $(BUILD)/tools/ibfab $(BUILD)/tests/tools_real/mcast_churn $(BUILD)/bench/rdmacm_join_load
+	bench/served_fairness.py $(BUILD)/tools/ibfab $(BUILD)/tests/tools_real/flood_client $(BUILD)/tests/tools_real/sa_latency
 
 # The anchor the bring-up figures are compared with: OpenSM 3.3.23 over ibsim
 # on this machine, now (docs/BENCHMARKS.md). About a minute; not part of

@@ -89,4 +89,10 @@ ssize_t recv_message(int fd, std::span<uint8_t> buf, ReceivedFds* fds) {
   return (m.msg_flags & MSG_TRUNC) ? -EMSGSIZE : n;
 }
 
+std::string refusal(int error) {
+  if (error == -EUSERS) return "the engine serves as many connections as it takes (ibfab serve --max-clients)";
+  if (error == -EMFILE) return "the engine is out of file descriptors (ulimit -n of ibfab serve)";
+  return "";
+}
+
 }  // namespace ibfab::api

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "api/client/protocol.h"
 
@@ -38,5 +39,10 @@ int send_message(int fd, MsgType type, const void* body, std::size_t body_size,
 // when the packet was larger than `buf`, the rest being discarded). File
 // descriptors that came with it go to `fds` if given, else are closed.
 ssize_t recv_message(int fd, std::span<uint8_t> buf, ReceivedFds* fds = nullptr);
+
+// Why the engine refused a connection, for an error (-errno) a Hello got
+// back: -EUSERS (it serves as many connections as it takes) or -EMFILE (it
+// has no file descriptor left); "" for any other error.
+std::string refusal(int error);
 
 }  // namespace ibfab::api

@@ -41,7 +41,13 @@ int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t por
   h.kind = kind;
   h.port = port;
   std::strncpy(h.node, node.c_str(), sizeof h.node - 1);
-  if (const int e = api::send_message(fd, api::MsgType::Hello, &h, sizeof h)) return e;
+  // An engine that refuses the connection (too many) may have closed it
+  // already: its Error is still there to read (errno as it was).
+  const int saved_errno = errno;
+  if (const int e = api::send_message(fd, api::MsgType::Hello, &h, sizeof h); e == -EPIPE)
+    errno = saved_errno;
+  else if (e)
+    return e;
   api::HelloReply r;
   if (const int e = read_reply(fd, api::MsgType::HelloReply, &r, sizeof r)) return e;
   if (r.status) return r.status;
@@ -91,7 +97,8 @@ Session* Session::get(std::string* error) {
     } else {
       uint32_t handle = 0;
       if (const int e = greet(fd, node, api::ConnectionKind::Control, 0, handle)) {
-        why = std::string(node) + ": " + std::strerror(-e);
+        why = api::refusal(e).empty() ? std::string(node) + ": " + std::strerror(-e)
+                                      : "refused by the ibfab engine at " + path + ": " + api::refusal(e);
         ::close(fd);
       } else {
         session = new Session(fd, node, path, embedded);  // lives as long as the process

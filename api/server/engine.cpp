@@ -1,5 +1,6 @@
 #include "api/server/engine.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -82,10 +83,10 @@ struct Engine::Connection {
   uint32_t handle = 0;
   std::vector<std::unique_ptr<UmadAgent>> agents;  // index = the client's agent id (null: unregistered)
   // Messages the socket could not take yet, oldest first, sent when it is
-  // writable again; `queued` bytes in all.
+  // writable again.
   std::deque<std::vector<uint8_t>> out;
-  std::size_t queued = 0;
-  std::vector<uint8_t> partial;  // the fragments of a long SendMad so far
+  std::vector<uint8_t> partial;  // the fragments of a long SendMad so far (its whole size reserved)
+  std::size_t charged = 0;       // of the engine's budget: `out`'s bytes and `partial`'s capacity
   std::vector<uint8_t> held;     // MAD port: a message read, not yet handled (program order)
   uint64_t held_stamp = 0;       // its SendMad stamp (0: any other message, handled first)
   bool broken = false;  // a write failed (not for lack of room): close it
@@ -216,6 +217,7 @@ Engine::Engine(EngineOptions options)
   for (uint32_t i = 0; i < fabric_->node_count(); ++i)
     if (!fabric_->node(i).is_switch()) hosts_.push_back(static_cast<fabric::Hca*>(&fabric_->node(i)));
   verbs_.set_rx_grace_ns(options_.rx_grace_us * 1000);
+  reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (!options_.pcap.empty()) {
     if (const std::string e = pcap_.open(options_.pcap, wire::PcapWriter::Link::kErf); !e.empty())
       throw std::runtime_error(e);
@@ -244,6 +246,7 @@ Engine::~Engine() {
     ::close(fd);
   }
   connections_.clear();
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
   cm_.reset();
   sm_.reset();
   fabric_.reset();
@@ -314,10 +317,13 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   }
   std::vector<pollfd>& fds = pollfds_;  // kept between rounds: no allocation per round
   fds.clear();
-  fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
+  const bool accepting = listen_fd >= 0 && now >= listen_paused_until_ns_;
+  fds.push_back({listen_fd, static_cast<short>(accepting ? POLLIN : 0), 0});
   fds.push_back({verbs_.doorbell_fd(), POLLIN, 0});
-  for (const auto& [fd, c] : connections_)
-    fds.push_back({fd, static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
+  for (const auto& [fd, c] : connections_) {
+    const short events = c->out.empty() ? POLLIN : reads_while_queued(*c) ? POLLIN | POLLOUT : POLLOUT;
+    fds.push_back({fd, events, 0});
+  }
   const int ready = ::poll(fds.data(), fds.size(), wait_ms);
   if (sleeping) verbs_.woke();
   if (ready < 0) return;  // EINTR: the caller looks at its stop flag
@@ -372,11 +378,12 @@ bool Engine::hold_next(Connection& c) {
   return true;
 }
 
-void Engine::take_posted_work(uint32_t pid) {
+void Engine::take_posted_work(uint32_t pid, std::size_t max_mads) {
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   // Handling a MAD changes no process's connections: `p` stays valid.
   const Process& p = it->second;
+  std::size_t taken = 0;
   // Each pass takes what the process did before the pass began. A MAD read
   // in a pass but sent after it began waits for the next; one that is
   // still waiting after kOrderPasses (a process that sends faster than the
@@ -394,10 +401,18 @@ void Engine::take_posted_work(uint32_t pid) {
       }
       if (!next) break;
       for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, next->held_stamp);
+      if (taken++ == max_mads) {  // the rest in the next round, from this MAD on
+        later = true;
+        break;
+      }
       ReceivedFds none;
       if (!handle(*next, next->held, none)) next->broken = true;  // handle reads no MAD port itself
-      next->held.clear();  // keeps its capacity for the next one
+      // Keeps its capacity for the next MAD, but not a fragment's (a port
+      // idle after a long message would hold up to kMaxMessage for nothing).
+      if (next->held.capacity() > 4 * kMaxMad) std::vector<uint8_t>().swap(next->held);
+      next->held.clear();
     }
+    if (taken > max_mads) break;
     for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, limit);
     if (!later) return;
   }
@@ -409,7 +424,7 @@ bool Engine::run_rings() {
   if (!unsettled_.empty()) {
     std::vector<uint32_t> pids;
     pids.swap(unsettled_);
-    for (uint32_t pid : pids) take_posted_work(pid);
+    for (uint32_t pid : pids) take_posted_work(pid, kMadsPerRound);
     work = true;
   }
   for (const uint32_t pid : ordered_) {
@@ -417,7 +432,7 @@ bool Engine::run_rings() {
     bool posted = false;
     for (VerbsContext* v : p.verbs) posted |= verbs_.posted(*v);
     if (posted) {
-      take_posted_work(pid);  // changes no process's connections: ordered_ stays as it is
+      take_posted_work(pid, kMadsPerRound);  // changes no process's connections: ordered_ stays as it is
       work = true;
     } else {
       for (VerbsContext* v : p.verbs) work |= verbs_.run_rings(*v, 0);  // receives and flushes only
@@ -468,10 +483,6 @@ void Engine::post(Connection& c, MsgType type, const void* body, std::size_t siz
       return;
     }
   }
-  if (c.queued > kMaxQueued) {  // a client that does not read is dropped
-    c.broken = true;
-    return;
-  }
   MsgHeader h;
   h.type = static_cast<uint16_t>(type);
   h.length = static_cast<uint32_t>(size + tail.size());
@@ -479,36 +490,112 @@ void Engine::post(Connection& c, MsgType type, const void* body, std::size_t siz
   std::memcpy(m.data(), &h, sizeof h);
   std::memcpy(m.data() + sizeof h, body, size);
   std::copy(tail.begin(), tail.end(), m.begin() + static_cast<std::ptrdiff_t>(sizeof h + size));
-  c.queued += m.size();
+  const std::size_t bytes = m.size();
   c.out.push_back(std::move(m));
+  charge(c, static_cast<std::ptrdiff_t>(bytes));
 }
 
 bool Engine::flush(Connection& c) {
   while (!c.out.empty()) {
     const ssize_t n = ::send(c.fd, c.out.front().data(), c.out.front().size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-    c.queued -= c.out.front().size();
+    charge(c, -static_cast<std::ptrdiff_t>(c.out.front().size()));
     c.out.pop_front();
   }
   return true;
 }
 
+void Engine::charge(Connection& c, std::ptrdiff_t bytes) {
+  c.charged += static_cast<std::size_t>(bytes);
+  held_ += static_cast<std::size_t>(bytes);
+  while (held_ > kHeldBudget) shed(c);
+}
+
+void Engine::shed(Connection& first) {
+  Connection* most = &first;
+  for (auto& [fd, c] : connections_)
+    if (c->charged > most->charged) most = c.get();
+  const std::size_t had = most->charged;  // > 0: held_ is the sum of charged
+  held_ -= had;
+  most->charged = 0;
+  most->out.clear();
+  std::vector<uint8_t>().swap(most->partial);
+  most->broken = true;
+  log(most->who() + " dropped: it held " + std::to_string(had >> 10) + " KiB of unread output and unfinished " +
+      "messages, the most of any client, when all clients' came to more than the engine's " +
+      std::to_string(kHeldBudget >> 20) + " MiB");
+}
+
 void Engine::accept_clients(int listen_fd) {
-  for (;;) {
-    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
-    adopt(fd);
+  for (int i = 0; i < kAcceptsPerRound; ++i) {
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int error = fd < 0 ? errno : 0;
+    if ((error == EMFILE || error == ENFILE) && reserve_fd_ >= 0) {
+      // Out of descriptors: the reserve makes room to accept and refuse one.
+      ::close(reserve_fd_);
+      fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      error = fd < 0 ? errno : 0;
+      if (fd >= 0) turn_away(fd, EMFILE, "the engine is out of file descriptors (ulimit -n of ibfab serve)");
+      reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) continue;
+    }
+    if (fd >= 0) {
+      if (connections_.size() < options_.max_clients)
+        adopt(fd);
+      else
+        turn_away(fd, EUSERS,
+                  "the engine serves " + std::to_string(options_.max_clients) +
+                      " connections, its limit (ibfab serve --max-clients)");
+      continue;
+    }
+    if (error == EAGAIN || error == EWOULDBLOCK || error == EINTR || error == ECONNABORTED) return;
+    // No resources to accept with (no reserve left, ENOBUFS, ENOMEM): the
+    // connection stays waiting and the listening socket readable; look at
+    // it again in a while, serving the others meanwhile.
+    const int64_t now = wall_ns();
+    if (now - refusals_logged_ns_ >= 1'000'000'000) {  // a line a second at most, as refusals
+      log(std::string("cannot accept a connection: ") + std::strerror(error) + "; trying again every 100 ms");
+      refusals_logged_ns_ = now;
+    }
+    listen_paused_until_ns_ = now + 100'000'000;
+    return;
   }
 }
 
+void Engine::turn_away(int fd, int status, const std::string& why) {
+  ++refusals_unlogged_;
+  if (const int64_t now = wall_ns(); now - refusals_logged_ns_ >= 1'000'000'000) {
+    log("refused " +
+        (refusals_unlogged_ == 1 ? std::string("a connection") : std::to_string(refusals_unlogged_) + " connections") +
+        ": " + why);
+    refusals_logged_ns_ = now;
+    refusals_unlogged_ = 0;
+  }
+  ErrorBody e;
+  e.status = status;
+  std::strncpy(e.text, why.c_str(), sizeof e.text - 1);
+  send_message(fd, MsgType::Error, &e, sizeof e);
+  // Nothing more comes in; what came (a Hello) is read, so that closing
+  // does not reset the connection and take the Error with it.
+  ::shutdown(fd, SHUT_RDWR);
+  std::array<uint8_t, 512> drain;
+  while (::recv(fd, drain.data(), drain.size(), MSG_DONTWAIT) > 0) {
+  }
+  ::close(fd);
+}
+
+bool Engine::reads_while_queued(const Connection& c) { return c.greeted && c.kind == ConnectionKind::MadPort; }
+
 bool Engine::read_from(Connection& c) {
   if (c.greeted && c.kind == ConnectionKind::MadPort) {  // in program order with the process's rings
-    take_posted_work(c.pid);
+    take_posted_work(c.pid, kMadsPerRound);
     return !c.broken;
   }
   static std::array<uint8_t, kMaxMessage> buf;
   ReceivedFds fds;
-  for (;;) {
+  // A request waits while its client has an answer to take; the rest of
+  // what it sent is read in later rounds (poll says so: level-triggered).
+  for (int i = 0; i < kReadsPerRound && c.out.empty(); ++i) {
     const ssize_t n = recv_message(c.fd, buf, &fds);
     if (n == -EAGAIN) return true;
     if (n == -EMSGSIZE) return refuse(c, EMSGSIZE, "message too large");
@@ -517,6 +604,7 @@ bool Engine::read_from(Connection& c) {
     fds.close_all();  // what the message did not take
     if (c.greeted && c.kind == ConnectionKind::MadPort) return read_from(c);
   }
+  return true;
 }
 
 bool Engine::handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds) {
@@ -710,8 +798,14 @@ bool Engine::send_mad(Connection& c, std::span<const uint8_t> msg) {
   if (!c.partial.empty() || env->total > env->length) {
     if (env->total > kMaxSend || c.partial.size() + part.size() > env->total)
       return refuse(c, EINVAL, "fragments do not add up to the message's total");
+    if (const std::size_t had = c.partial.capacity(); had < env->total) {  // charged whole from the first fragment
+      c.partial.reserve(env->total);
+      charge(c, static_cast<std::ptrdiff_t>(c.partial.capacity() - had));
+      if (c.broken) return false;  // over the budget, and the client holding the most
+    }
     c.partial.insert(c.partial.end(), part.begin(), part.end());
     if (c.partial.size() < env->total) return true;
+    charge(c, -static_cast<std::ptrdiff_t>(c.partial.capacity()));
     const std::vector<uint8_t> whole = std::move(c.partial);
     c.partial.clear();
     return send_whole(c, *env, whole);
@@ -754,6 +848,7 @@ void Engine::close_connection(int fd) {
   c.agents.clear();
   if (c.verbs) verbs_.close(c.verbs);
   if (c.cm) cm_->close(c.cm);
+  held_ -= c.charged;
   ::close(fd);
   connections_.erase(it);
 }

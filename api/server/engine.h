@@ -13,8 +13,23 @@
 // which needs wall time, and the request would time out first.
 //
 // Output: a message the client's socket cannot take now is queued and sent
-// when the socket is writable; nothing is dropped, except a client that
-// lets more than kMaxQueued bytes pile up, which is disconnected.
+// when the socket is writable; nothing is dropped. A request/reply
+// connection (control, verbs, CM) with a reply queued is not read until
+// the client has taken it: a client that sends without reading is simply
+// no longer served, at no cost to the engine.
+//
+// Fairness and bounds (docs/ARCHITECTURE.md): each round reads at most
+// kReadsPerRound messages from a connection and takes at most
+// kMadsPerRound MADs of a process (in program order; the rest waits for
+// the next round), and accepts at most kAcceptsPerRound connections. The
+// output queued for all clients and the fragments of their unfinished
+// SendMads share one budget, kHeldBudget: when they come to more, the
+// client holding the most is disconnected, and the log says so. More than
+// EngineOptions::max_clients connections at once are refused with an Error
+// (EUSERS), as are connections the engine has no file descriptor for
+// (EMFILE, through a reserve descriptor); the engine goes on serving the
+// others either way and never spins on a listening socket it cannot
+// accept from.
 //
 // Clients: each connection is a control session, a MAD port, a verbs
 // context or a connection manager (protocol.h). Verbs work posted in shared memory is taken every
@@ -52,6 +67,7 @@ struct EngineOptions {
   bool builtin_sm = true;         // run the built-in SM on `sm_node`
   std::string sm_node;            // default: the first host
   sim::Time lookahead = sim::Time::ms(50);
+  std::size_t max_clients = 4096; // connections at once; more are refused (EUSERS)
   std::string pcap;               // capture every packet on every link here (ERF records; "" = none)
   int64_t rx_grace_us = 10000;    // VerbsService::set_rx_grace_ns (0: hardware's drop at once)
   topo::AddressOptions addresses; // the ports' IP addresses and the hosts' routes (rdma_cm)
@@ -102,18 +118,36 @@ class Engine {
   struct Connection;
   class UmadAgent;
 
+  // Accepts up to kAcceptsPerRound waiting connections; those over the
+  // limit, or that the engine has no descriptor for, are turned away.
   void accept_clients(int listen_fd);
-  // Reads and handles every message queued on `fd`; false when the
-  // connection is to be closed.
+  static constexpr int kAcceptsPerRound = 64;
+  // Sends `fd` an Error (`status`, `why`) and closes it; logs it, at most
+  // a line a second.
+  void turn_away(int fd, int status, const std::string& why);
+  int reserve_fd_ = -1;                // closed to accept a connection when out of descriptors
+  int64_t listen_paused_until_ns_ = 0; // accept failed for want of resources: wait until then
+  int64_t refusals_logged_ns_ = 0;     // when turn_away (or a failed accept) last logged
+  uint64_t refusals_unlogged_ = 0;     // turned away since
+  // Reads and handles up to kReadsPerRound messages queued on `c` (a MAD
+  // port: takes up to kMadsPerRound of its process's MADs); false when
+  // the connection is to be closed.
   bool read_from(Connection& c);
+  static constexpr int kReadsPerRound = 32;
+  static constexpr std::size_t kMadsPerRound = 16;
+  // Whether `c` is read while output waits for it: only a MAD port, whose
+  // output is not answers to what it sends.
+  static bool reads_while_queued(const Connection& c);
   bool handle(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds);
   // Program order across channels (docs/ARCHITECTURE.md): takes what
   // process `pid` did until now through its rings and its MAD ports, in
   // the order it did it: each MAD waiting on a MAD port after the posts
   // stamped before it, oldest MAD first, then the posts. Called before
   // the engine acts on anything else the process sent (a request, its
-  // going away), and to read its MAD ports.
-  void take_posted_work(uint32_t pid);
+  // going away), and to read its MAD ports. With `max_mads`, it stops
+  // before the MAD after that many (and the posts stamped after it) and
+  // leaves the process for the next round.
+  void take_posted_work(uint32_t pid, std::size_t max_mads = SIZE_MAX);
   static constexpr int kOrderPasses = 16;
   std::vector<uint32_t> unsettled_;  // processes with MADs left for the next round
   // Reads the next message waiting on MAD port `c` into its `held`
@@ -131,12 +165,18 @@ class Engine {
   bool send_whole(Connection& c, const MadEnvelope& env, std::span<const uint8_t> message);
   static constexpr std::size_t kMaxSend = 16u << 20;  // the longest message a client may send
   bool refuse(Connection& c, int status, const std::string& why);
-  // Sends a message to `c`, or queues it while the socket is full; a client
-  // with more than kMaxQueued bytes waiting is dropped.
+  // Sends a message to `c`, or queues it while the socket is full.
   void post(Connection& c, MsgType type, const void* body, std::size_t size, std::span<const uint8_t> tail = {});
   // Sends what is queued for `c`; false when the connection broke.
   bool flush(Connection& c);
-  static constexpr std::size_t kMaxQueued = 64u << 20;
+  // Adds `bytes` (< 0: gives back) to what `c` holds of the budget; over
+  // it, the client holding the most is dropped.
+  void charge(Connection& c, std::ptrdiff_t bytes);
+  // Drops the client holding the most of the budget (`first` among equals):
+  // frees what it holds, marks it broken (serve_once closes it), logs it.
+  void shed(Connection& first);
+  static constexpr std::size_t kHeldBudget = 64u << 20;
+  std::size_t held_ = 0;  // what all connections hold: queued output and partial SendMads
   void close_connection(int fd);
   // Runs the events due by the paced clock; returns how long poll may wait (ms).
   int advance();

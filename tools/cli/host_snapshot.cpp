@@ -26,6 +26,8 @@ class Connection {
     uint32_t handle = 0;
     const int e = client::greet(fd_, node, kind, 0, handle);
     if (e == -ENODEV) throw std::runtime_error("the served fabric has no host named '" + node + "'");
+    if (const std::string refused = api::refusal(e); !refused.empty())
+      throw std::runtime_error("refused by the ibfab engine at " + socket + ": " + refused);
     if (e < 0) throw std::runtime_error(socket + ": " + std::strerror(-e));
   }
   ~Connection() {

@@ -1,8 +1,10 @@
 // `ibfab serve` (an engine serving one fabric to client processes) and
 // `ibfab exec` (an unmodified program attached to one of its hosts).
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -68,6 +70,11 @@ void Commands::add_serve_exec(CLI::App& app) {
                     "The built-in SM's partitions, in OpenSM's partitions.conf syntax (the file `opensm -P`\n"
                     "reads): it programs every port's P_Key table by SMP and its SA and the HCAs enforce\n"
                     "them (default: OpenSM's without a file, every port a full member of 0x7fff)");
+  serve->add_option("--max-clients", max_clients_,
+                    "Connections served at once (a program holds one to four per device it opens);\n"
+                    "more are refused with an error the program reports")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
   serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
 
   CLI::App* exec = app.add_subcommand(
@@ -108,6 +115,17 @@ int Commands::serve() {
   o.partitions = partitions_;
   if (!partitions_.empty() && !o.builtin_sm)
     throw std::runtime_error("--partitions configures the built-in SM: with --sm none give the file to opensm -P");
+  o.max_clients = max_clients_;
+  // Descriptors for --max-clients connections and what they bring (a verbs
+  // client's event sockets): the soft limit is raised as far as the hard
+  // one allows, never lowered.
+  if (rlimit r; ::getrlimit(RLIMIT_NOFILE, &r) == 0) {
+    const rlim_t want = std::min<rlim_t>(r.rlim_max, 4 * static_cast<rlim_t>(max_clients_) + 64);
+    if (r.rlim_cur < want) {
+      r.rlim_cur = want;
+      ::setrlimit(RLIMIT_NOFILE, &r);
+    }
+  }
   if (sa_no_send_only_ && !o.builtin_sm)
     throw std::runtime_error("--sa-no-send-only shapes the built-in SM's SA: it has no effect with --sm none");
   o.log = [](const std::string& line) { std::cerr << "ibfab: " << line << std::endl; };
