@@ -13,6 +13,7 @@
 #include <deque>
 #include <stdexcept>
 
+#include "api/server/engine_connection.h"
 #include "api/server/rmpp_receiver.h"
 #include "api/client/program_clock.h"
 #include "api/client/seqpacket.h"
@@ -28,11 +29,6 @@
 namespace ibfab::api {
 
 namespace {
-
-int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 ib_mad_addr to_umad(const fabric::MadAddress& a) {
   ib_mad_addr out{};
@@ -69,29 +65,6 @@ uint32_t nominal_mbps(const fabric::LinkRate& r) {
 }
 
 }  // namespace
-
-// One client connection: a control session or a MAD port.
-struct Engine::Connection {
-  int fd = -1;
-  bool greeted = false;
-  ConnectionKind kind = ConnectionKind::Control;
-  uint32_t pid = 0;
-  fabric::Hca* hca = nullptr;  // null for a control session that names no host
-  VerbsContext* verbs = nullptr;  // a verbs connection's objects
-  CmService::Client* cm = nullptr;  // a connection manager's ids
-  uint8_t port = 0;
-  uint32_t handle = 0;
-  std::vector<std::unique_ptr<UmadAgent>> agents;  // index = the client's agent id (null: unregistered)
-  // Messages the socket could not take yet, oldest first, sent when it is
-  // writable again.
-  std::deque<std::vector<uint8_t>> out;
-  std::vector<uint8_t> partial;  // the fragments of a long SendMad so far (its whole size reserved)
-  std::size_t charged = 0;       // of the engine's budget: `out`'s bytes and `partial`'s capacity
-  std::vector<uint8_t> held;     // MAD port: a message read, not yet handled (program order)
-  uint64_t held_stamp = 0;       // its SendMad stamp (0: any other message, handled first)
-  bool broken = false;  // a write failed (not for lack of room): close it
-  std::string who() const { return "client pid " + std::to_string(pid); }
-};
 
 // A umad agent: registered on the HCA, forwarding what it receives to its
 // MAD port's socket, and timing out requests the way the kernel does.
@@ -503,85 +476,6 @@ bool Engine::flush(Connection& c) {
     c.out.pop_front();
   }
   return true;
-}
-
-void Engine::charge(Connection& c, std::ptrdiff_t bytes) {
-  c.charged += static_cast<std::size_t>(bytes);
-  held_ += static_cast<std::size_t>(bytes);
-  while (held_ > kHeldBudget) shed(c);
-}
-
-void Engine::shed(Connection& first) {
-  Connection* most = &first;
-  for (auto& [fd, c] : connections_)
-    if (c->charged > most->charged) most = c.get();
-  const std::size_t had = most->charged;  // > 0: held_ is the sum of charged
-  held_ -= had;
-  most->charged = 0;
-  most->out.clear();
-  std::vector<uint8_t>().swap(most->partial);
-  most->broken = true;
-  log(most->who() + " dropped: it held " + std::to_string(had >> 10) + " KiB of unread output and unfinished " +
-      "messages, the most of any client, when all clients' came to more than the engine's " +
-      std::to_string(kHeldBudget >> 20) + " MiB");
-}
-
-void Engine::accept_clients(int listen_fd) {
-  for (int i = 0; i < kAcceptsPerRound; ++i) {
-    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    int error = fd < 0 ? errno : 0;
-    if ((error == EMFILE || error == ENFILE) && reserve_fd_ >= 0) {
-      // Out of descriptors: the reserve makes room to accept and refuse one.
-      ::close(reserve_fd_);
-      fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      error = fd < 0 ? errno : 0;
-      if (fd >= 0) turn_away(fd, EMFILE, "the engine is out of file descriptors (ulimit -n of ibfab serve)");
-      reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-      if (fd >= 0) continue;
-    }
-    if (fd >= 0) {
-      if (connections_.size() < options_.max_clients)
-        adopt(fd);
-      else
-        turn_away(fd, EUSERS,
-                  "the engine serves " + std::to_string(options_.max_clients) +
-                      " connections, its limit (ibfab serve --max-clients)");
-      continue;
-    }
-    if (error == EAGAIN || error == EWOULDBLOCK || error == EINTR || error == ECONNABORTED) return;
-    // No resources to accept with (no reserve left, ENOBUFS, ENOMEM): the
-    // connection stays waiting and the listening socket readable; look at
-    // it again in a while, serving the others meanwhile.
-    const int64_t now = wall_ns();
-    if (now - refusals_logged_ns_ >= 1'000'000'000) {  // a line a second at most, as refusals
-      log(std::string("cannot accept a connection: ") + std::strerror(error) + "; trying again every 100 ms");
-      refusals_logged_ns_ = now;
-    }
-    listen_paused_until_ns_ = now + 100'000'000;
-    return;
-  }
-}
-
-void Engine::turn_away(int fd, int status, const std::string& why) {
-  ++refusals_unlogged_;
-  if (const int64_t now = wall_ns(); now - refusals_logged_ns_ >= 1'000'000'000) {
-    log("refused " +
-        (refusals_unlogged_ == 1 ? std::string("a connection") : std::to_string(refusals_unlogged_) + " connections") +
-        ": " + why);
-    refusals_logged_ns_ = now;
-    refusals_unlogged_ = 0;
-  }
-  ErrorBody e;
-  e.status = status;
-  std::strncpy(e.text, why.c_str(), sizeof e.text - 1);
-  send_message(fd, MsgType::Error, &e, sizeof e);
-  // Nothing more comes in; what came (a Hello) is read, so that closing
-  // does not reset the connection and take the Error with it.
-  ::shutdown(fd, SHUT_RDWR);
-  std::array<uint8_t, 512> drain;
-  while (::recv(fd, drain.data(), drain.size(), MSG_DONTWAIT) > 0) {
-  }
-  ::close(fd);
 }
 
 bool Engine::reads_while_queued(const Connection& c) { return c.greeted && c.kind == ConnectionKind::MadPort; }
