@@ -73,6 +73,25 @@ TEST(ActionChunks, OtherFormsAreReadWhole) {
   EXPECT_EQ(error_of("topology: ring:4\nactions:\n  probe: H1\n"), "s.yaml:3: 'actions' must be a list");
 }
 
+TEST(ActionChunks, AliasesSeeTheirAnchorsAcrossTheWholeList) {
+  // An anchor in the first action, used by a 601st (two chunks later).
+  std::string text = many(600, "");
+  text.replace(text.find("{node: H2"), 9, "&first {node: H2");
+  text += "  - {at: 1700us, join: *first}\n";
+  EXPECT_EQ(ActionChunks::split(text).chunks(), 0u);
+  const Scenario s = parse_scenario(text, "s.yaml");
+  ASSERT_EQ(s.actions.size(), 601u);
+  EXPECT_EQ(s.actions.back().at, sim::Time::us(1700));
+  EXPECT_EQ(s.actions.back().node, "H2");
+  // An anchor before the list, used inside it.
+  const Scenario t = parse_scenario(
+      "topology: fat-tree:2:4\nduration: 1s\nsms: [{node: &sm H3, routing: minhop}]\nactions:\n"
+      "  - {at: 1ms, join: {node: *sm, mgid: \"ff12:4001::1\"}}\n",
+      "s.yaml");
+  ASSERT_EQ(t.actions.size(), 1u);
+  EXPECT_EQ(t.actions[0].node, "H3");
+}
+
 TEST(ActionChunks, SortByTimeKeepsFileOrderOnTies) {
   std::vector<Action> a(7);
   const int at[] = {3, 1, 3, 2, 1, 0, 3};

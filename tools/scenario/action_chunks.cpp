@@ -35,6 +35,9 @@ ActionChunks ActionChunks::split(const std::string& text) {
   ActionChunks c;
   c.text_ = &text;
   c.rest_ = text;
+  // Anchors and aliases resolve only within one document: a text that may
+  // hold any is read whole, as YAML means it.
+  if (text.find_first_of("&*") != std::string::npos) return c;
   std::vector<Line> lines;
   for (std::size_t b = 0; b <= text.size();) {
     std::size_t e = text.find('\n', b);

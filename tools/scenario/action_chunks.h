@@ -10,9 +10,9 @@
 // text with that key's value replaced by `[]` and every item line blanked,
 // so it has the same lines; each chunk is a YAML sequence of whole items,
 // preceded by empty lines so that yaml-cpp's marks give the file's line
-// numbers. Anything else (a flow list, no actions) gives no chunks and the
-// text unchanged: it is read whole, as before. An alias in one chunk to an
-// anchor in another does not resolve (a YAML error with its line).
+// numbers. Anything else (a flow list, no actions, a text with an '&' or
+// a '*' anywhere, since an alias must see its anchor) gives no chunks and
+// the text unchanged: it is read whole.
 #include <string>
 #include <vector>
 
