@@ -315,10 +315,8 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
   return sm;
 }
 
-}  // namespace
-
-namespace {
-
+// `text` with every control character as \xNN: a message stays one
+// printable line whatever the input held.
 std::string printable(const std::string& text) {
   std::string out;
   out.reserve(text.size());
