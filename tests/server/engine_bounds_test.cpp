@@ -57,9 +57,11 @@ class Bounded : public ::testing::Test {
            type_of(std::span<const uint8_t>(buf.data(), buf.size())) == MsgType::NodeReply;
   }
 
-  testing::EngineThread engine_;
+  // The engine's thread logs until it is stopped: it goes first (members
+  // go in reverse order), before the log it writes to.
   std::mutex mu_;
   std::vector<std::string> log_;
+  testing::EngineThread engine_;
 };
 
 TEST_F(Bounded, ConnectionsPastTheLimitAreRefusedAndTheOthersServed) {
