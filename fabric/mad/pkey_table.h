@@ -21,6 +21,12 @@ struct PKeyTable {
 
   std::array<uint16_t, kEntriesPerBlock> p_key{};
 
+  // The IBTA rule for two P_Keys (10.9.3): the same base, not the invalid
+  // one, and at least one of them a full member's.
+  static constexpr bool matches(uint16_t a, uint16_t b) {
+    return (a & kBaseMask) != 0 && (a & kBaseMask) == (b & kBaseMask) && ((a | b) & kFullMemberBit) != 0;
+  }
+
   // Writes kSize bytes at the start of `data` (precondition: size >= kSize).
   void pack(std::span<uint8_t> data) const;
   // Reads the first kSize bytes; entries past a short span read as zero.

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fabric/mad/pkey_table.h"
 #include "fabric/mad/port_info.h"
 #include "fabric/mad/smi.h"
 #include "fabric/model/fabric.h"
@@ -392,7 +393,7 @@ void Hca::receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sen
 bool Hca::deliver(const Qp& qp, uint32_t qpn, uint16_t pkey, uint32_t qkey, UdMessage& msg) {
   Port& port = ports_[qp.port];
   const uint16_t mine = qp.pkey_index < port.pkeys.size() ? port.pkeys[qp.pkey_index] : 0;
-  if (!Port::pkeys_match(mine, pkey)) {
+  if (!mad::PKeyTable::matches(mine, pkey)) {
     port.p_key_violations++;
     port.counters.rcv_constraint_errors++;
     return false;

@@ -1,5 +1,6 @@
 #include "fabric/model/port.h"
 
+#include "fabric/mad/pkey_table.h"
 #include "fabric/model/link.h"
 #include "fabric/model/node.h"
 
@@ -25,7 +26,7 @@ void Port::refresh_phys() {
 
 int Port::match_pkey(uint16_t pkey) const {
   for (std::size_t i = 0; i < pkeys.size(); ++i)
-    if (pkeys_match(pkeys[i], pkey)) return static_cast<int>(i);
+    if (mad::PKeyTable::matches(pkeys[i], pkey)) return static_cast<int>(i);
   return -1;
 }
 

@@ -111,11 +111,6 @@ class Port {
   // The index of `pkey`'s base, a full member's entry first, else a limited
   // one's, as the kernel's ib_find_pkey; -1 if the table has neither.
   int find_pkey(uint16_t pkey) const;
-  // The IBTA rule for two P_Keys (10.9.3): same base, not 0, and at least
-  // one a full member.
-  static bool pkeys_match(uint16_t a, uint16_t b) {
-    return (a & 0x7FFF) != 0 && (a & 0x7FFF) == (b & 0x7FFF) && ((a | b) & 0x8000) != 0;
-  }
 
  private:
   Node* node_;

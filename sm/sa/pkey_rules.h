@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fabric/mad/pkey_table.h"
 #include "sm/subnet.h"
 
 namespace ibfab::sm::pkey {
@@ -14,9 +15,7 @@ inline constexpr uint16_t kFull = 0x8000;
 inline constexpr uint16_t kDefault = 0xFFFF;
 
 // Same base, not both limited members.
-inline bool match(uint16_t a, uint16_t b) {
-  return (a & kBase) != 0 && (a & kBase) == (b & kBase) && ((a | b) & kFull) != 0;
-}
+inline constexpr bool match(uint16_t a, uint16_t b) { return mad::PKeyTable::matches(a, b); }
 
 // The port's table holds `p`'s base (either membership).
 inline bool holds(const SubnetPort& port, uint16_t p) {
