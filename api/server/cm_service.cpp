@@ -66,6 +66,7 @@ struct CmService::Channel {
 struct CmService::Client {
   fabric::Hca* home = nullptr;
   uint32_t pid = 0;
+  std::size_t held = 0;  // CmService::held
 };
 
 struct CmService::Join {
@@ -94,6 +95,10 @@ struct CmService::Id {
   sim::EventHandle timer;
   uint32_t events = 0;
   std::vector<Join> joins;
+  // Listening: the requests it may hold unanswered, and how many it does.
+  uint32_t backlog = 0;
+  uint32_t pending = 0;
+  uint32_t listener = 0;  // a CONNECT_REQUEST's id, until answered: its listener's handle
   // SIDR: the request this id sent (active) or answers (passive).
   uint32_t request_id = 0;
   uint64_t service_id = 0;
@@ -265,7 +270,7 @@ CmReply CmService::handle(Client& c, MsgType type, std::span<const uint8_t> msg,
         switch (type) {
           case MsgType::CmDestroyId: return destroy_id(id);
           case MsgType::CmResolveRoute: return resolve_route(id, req->arg);
-          case MsgType::CmListen: return listen(id);
+          case MsgType::CmListen: return listen(id, req->arg);
           case MsgType::CmQueryId: query(id, r.info); return 0;
           case MsgType::CmInitQpAttr: return init_qp_attr(id, req->arg, r.info);
           default: return -EINVAL;
@@ -316,6 +321,7 @@ int64_t CmService::create_channel(Client& c, ReceivedFds& fds) {
   auto ch = std::make_unique<Channel>();
   ch->fd = fds.take(0);
   ch->owner = &c;
+  hold(c, sizeof(Channel));
   const uint32_t h = next_handle_++;
   channels_.emplace(h, std::move(ch));
   return h;
@@ -327,6 +333,7 @@ int64_t CmService::destroy_channel(Client& c, uint32_t handle) {
   for (const auto& [h, id] : ids_)
     if (id->channel == handle) return -EBUSY;
   backlogged_ -= it->second->backlog.size();
+  hold(c, -static_cast<std::ptrdiff_t>(sizeof(Channel) + it->second->backlog.size() * sizeof(CmEvent)));
   channels_.erase(it);
   return 0;
 }
@@ -351,6 +358,7 @@ int64_t CmService::create_id(Client& c, const CmCreateId& req) {
   id->qp_type = req.qp_type;
   const uint32_t h = id->handle;
   ids_.emplace(h, std::move(id));
+  hold(c, sizeof(Id));
   return h;
 }
 
@@ -361,9 +369,12 @@ int64_t CmService::destroy_id(Id& id) {
     if (id.hca) port_stack(id).mcast->leave(j.member);
   if (id.bound) ports_.erase(*id.bound);
   if (id.state == State::Connect) sidr_out_.erase(id.request_id);
-  if (id.state == State::ConnectRequest)  // ib_cm rejects a SIDR REQ whose id goes away unanswered
+  if (id.state == State::ConnectRequest) {  // ib_cm rejects a SIDR REQ whose id goes away unanswered
     sidr_rep_to(*id.hca, id.port, id.peer, id.tid, id.request_id, id.service_id, mad::sidr_status::kRejected, 0, 0, {});
+    end_request(id);
+  }
   const int64_t events = id.events;
+  hold(*id.owner, -static_cast<std::ptrdiff_t>(sizeof(Id)));
   ids_.erase(id.handle);
   return events;
 }
@@ -629,6 +640,20 @@ void CmService::write(Channel& ch, const CmEvent& ev) {
   }
   ch.backlog.push_back(ev);
   ++backlogged_;
+  hold(*ch.owner, sizeof(CmEvent));
+}
+
+void CmService::hold(Client& c, std::ptrdiff_t bytes) {
+  c.held += static_cast<std::size_t>(bytes);
+  held_changed_ = true;
+}
+
+std::size_t CmService::held(const Client& client) const { return client.held; }
+
+void CmService::end_request(Id& id) {
+  // Handles are never reused: a listener gone is simply not found.
+  if (auto l = ids_.find(id.listener); id.listener && l != ids_.end()) --l->second->pending;
+  id.listener = 0;
 }
 
 void CmService::flush() {
@@ -638,6 +663,7 @@ void CmService::flush() {
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       ch->backlog.pop_front();  // sent, or the client's end is gone
       --backlogged_;
+      hold(*ch->owner, -static_cast<std::ptrdiff_t>(sizeof(CmEvent)));
     }
   }
 }
@@ -794,7 +820,10 @@ void CmService::on_port_event(fabric::Hca& hca, uint8_t port, fabric::PortEvent 
 
 // --- SIDR ---------------------------------------------------------------------
 
-int64_t CmService::listen(Id& id) {
+int64_t CmService::listen(Id& id, uint32_t backlog) {
+  constexpr uint32_t kMaxBacklog = 1024;  // net.rdma_ucm.max_backlog's default
+  const auto asked = static_cast<int32_t>(backlog);
+  id.backlog = asked <= 0 || asked > static_cast<int32_t>(kMaxBacklog) ? kMaxBacklog : backlog;
   if (id.state == State::Listen) return 0;
   if (id.state == State::Idle) {
     sockaddr_storage any{};
@@ -884,6 +913,10 @@ void CmService::sidr_request(fabric::Hca& hca, uint8_t port, const fabric::MadAd
     sidr_rep_to(hca, port, from, tid, req.request_id, req.service_id, mad::sidr_status::kSidNotSupported, 0, 0, {});
     return;
   }
+  if (listener->pending >= listener->backlog) {
+    sidr_rep_to(hca, port, from, tid, req.request_id, req.service_id, mad::sidr_status::kRejected, 0, 0, {});
+    return;
+  }
   auto conn = std::make_unique<Id>();
   Id& id = *conn;
   id.handle = next_handle_++;
@@ -892,6 +925,8 @@ void CmService::sidr_request(fabric::Hca& hca, uint8_t port, const fabric::MadAd
   id.ps = listener->ps;
   id.qp_type = listener->qp_type;
   id.state = State::ConnectRequest;
+  id.listener = listener->handle;
+  ++listener->pending;
   attach_device(id, hca, port);
   for (std::size_t i = 0; i < hca.port(port).pkeys.size(); ++i)
     if ((hca.port(port).pkeys[i] & 0x7FFF) == (req.p_key & 0x7FFF)) {
@@ -909,6 +944,7 @@ void CmService::sidr_request(fabric::Hca& hca, uint8_t port, const fabric::MadAd
   id.peer = from;
   id.tid = tid;
   const uint32_t h = id.handle;
+  hold(*id.owner, sizeof(Id));
   ids_.emplace(h, std::move(conn));
   CmEvent ev;
   ev.event = RDMA_CM_EVENT_CONNECT_REQUEST;
@@ -930,6 +966,7 @@ int64_t CmService::answer(Id& id, const CmConnect& req, bool accept) {
   sidr_rep_to(*id.hca, id.port, id.peer, id.tid, id.request_id, id.service_id,
               accept ? mad::sidr_status::kValid : mad::sidr_status::kRejected, accept ? req.qp_num : 0,
               accept ? qkey : 0, std::span<const uint8_t>(req.private_data, req.private_data_len));
+  end_request(id);
   id.state = State::Connected;
   return 0;
 }

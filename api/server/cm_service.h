@@ -21,7 +21,12 @@
 //   hosts' CM agents, rdma_cm's 36-byte header in front of the REQ's private
 //   data, the service ID ps << 16 | port. A REQ nobody listens for is
 //   answered "service ID not supported"; a REP with a non-zero status
-//   becomes UNREACHABLE with that status, as the kernel reports it.
+//   becomes UNREACHABLE with that status, as the kernel reports it. A
+//   listener holds as many requests its program has not answered yet as
+//   its backlog (rdma_listen's; not 1 to 1024: net.rdma_ucm.max_backlog,
+//   1024); a REQ past that is rejected, as ib_cm rejects a SIDR REQ that
+//   rdma_ucm turns away. (rdma_ucm counts the requests not yet read, which
+//   the engine cannot see: answered is what it can.)
 #include <sys/socket.h>
 
 #include <cstdint>
@@ -32,6 +37,7 @@
 #include <span>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "api/client/cm_protocol.h"
@@ -71,6 +77,12 @@ class CmService final : public fabric::PortEventListener {
   // Sends the events a full channel socket could not take yet.
   void flush();
   bool backlog() const { return backlogged_ > 0; }
+  // What `client` makes the engine hold, in bytes: its ids, its channels,
+  // and the events written for it that its channels' sockets could not
+  // take yet. The engine charges it to the client's connection.
+  std::size_t held(const Client& client) const;
+  // Whether any client's held() changed since the last call.
+  bool take_held_changed() { return std::exchange(held_changed_, false); }
 
   void on_port_event(fabric::Hca& hca, uint8_t port, fabric::PortEvent event) override;
 
@@ -93,7 +105,7 @@ class CmService final : public fabric::PortEventListener {
   int64_t resolve_addr(Id& id, const CmAddrRequest& req);
   int64_t resolve_route(Id& id, uint32_t timeout_ms);
   int64_t set_ib_path(Id& id, const CmSetIbPath& req);
-  int64_t listen(Id& id);
+  int64_t listen(Id& id, uint32_t backlog);
   int64_t connect(Id& id, const CmConnect& req);
   int64_t answer(Id& id, const CmConnect& req, bool accept);
   int64_t join(Id& id, const CmJoin& req);
@@ -112,6 +124,8 @@ class CmService final : public fabric::PortEventListener {
   static wire::Gid broadcast_mgid(const PortStack& ps);  // the port's IPoIB broadcast group
   const mad::McMemberRecord* broadcast(PortStack& ps) const;
   void emit(Id& id, CmEvent& ev);
+  void hold(Client& c, std::ptrdiff_t bytes);
+  void end_request(Id& id);  // a CONNECT_REQUEST id answered or gone: its listener's backlog has room
   void write(Channel& ch, const CmEvent& ev);
   fabric::Hca& routing_host(const Client& c) const;
 
@@ -141,6 +155,7 @@ class CmService final : public fabric::PortEventListener {
   uint32_t next_request_ = 1;
   uint16_t next_ephemeral_ = 32768;
   std::size_t backlogged_ = 0;
+  bool held_changed_ = false;
 };
 
 }  // namespace ibfab::api

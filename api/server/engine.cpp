@@ -272,6 +272,7 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   // not sleep, and looks at its sockets only every kSocketRounds rounds.
   const bool busy = run_rings();
   if (cm_->backlog()) cm_->flush();
+  charge_cm();
   const int64_t now = wall_ns();
   if (busy) last_verbs_work_ns_ = now;
   const bool spinning = spin_ && verbs_.has_qps() && now - last_verbs_work_ns_ < kSpinNs;

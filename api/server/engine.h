@@ -22,8 +22,9 @@
 // kReadsPerRound messages from a connection and takes at most
 // kMadsPerRound MADs of a process (in program order; the rest waits for
 // the next round), and accepts at most kAcceptsPerRound connections. The
-// output queued for all clients and the fragments of their unfinished
-// SendMads share one budget, kHeldBudget: when they come to more, the
+// output queued for all clients, the fragments of their unfinished
+// SendMads, and their rdma_cm ids, channels and events not yet taken share
+// one budget, kHeldBudget: when they come to more, the
 // client holding the most is disconnected, and the log says so. More than
 // EngineOptions::max_clients connections at once are refused with an Error
 // (EUSERS), as are connections the engine has no file descriptor for
@@ -172,11 +173,14 @@ class Engine {
   // Adds `bytes` (< 0: gives back) to what `c` holds of the budget; over
   // it, the client holding the most is dropped.
   void charge(Connection& c, std::ptrdiff_t bytes);
+  // Charges each CM connection what its ids, channels and unread events
+  // hold now (CmService::held), when that has changed.
+  void charge_cm();
   // Drops the client holding the most of the budget (`first` among equals):
   // frees what it holds, marks it broken (serve_once closes it), logs it.
   void shed(Connection& first);
   static constexpr std::size_t kHeldBudget = 64u << 20;
-  std::size_t held_ = 0;  // what all connections hold: queued output and partial SendMads
+  std::size_t held_ = 0;  // what all connections hold: queued output, partial SendMads, rdma_cm state
   void close_connection(int fd);
   // Runs the events due by the paced clock; returns how long poll may wait (ms).
   int advance();

@@ -21,6 +21,17 @@ void Engine::charge(Connection& c, std::ptrdiff_t bytes) {
   while (held_ > kHeldBudget) shed(c);
 }
 
+void Engine::charge_cm() {
+  if (!cm_->take_held_changed()) return;
+  for (auto& [fd, c] : connections_) {
+    if (!c->cm || c->broken) continue;  // a broken connection is closed this round, and gives all back
+    const std::size_t now = cm_->held(*c->cm);
+    const auto change = static_cast<std::ptrdiff_t>(now) - static_cast<std::ptrdiff_t>(c->cm_charged);
+    c->cm_charged = now;
+    if (change != 0) charge(*c, change);
+  }
+}
+
 void Engine::shed(Connection& first) {
   Connection* most = &first;
   for (auto& [fd, c] : connections_)
@@ -32,7 +43,8 @@ void Engine::shed(Connection& first) {
   std::vector<uint8_t>().swap(most->partial);
   most->broken = true;
   log(most->who() + " dropped: it held " + std::to_string(had >> 10) + " KiB of unread output and unfinished " +
-      "messages, the most of any client, when all clients' came to more than the engine's " +
+      "messages (or rdma_cm ids and events), the most of any client, when all clients' came to more than the " +
+      "engine's " +
       std::to_string(kHeldBudget >> 20) + " MiB");
 }
 

@@ -36,7 +36,8 @@ struct Engine::Connection {
   // writable again.
   std::deque<std::vector<uint8_t>> out;
   std::vector<uint8_t> partial;  // the fragments of a long SendMad so far (its whole size reserved)
-  std::size_t charged = 0;       // of the engine's budget: `out`'s bytes and `partial`'s capacity
+  std::size_t charged = 0;       // of the engine's budget: `out`'s bytes, `partial`'s capacity, cm_charged
+  std::size_t cm_charged = 0;    // a CM connection: CmService::held as last charged
   std::vector<uint8_t> held;     // MAD port: a message read, not yet handled (program order)
   uint64_t held_stamp = 0;       // its SendMad stamp (0: any other message, handled first)
   bool broken = false;  // a write failed (not for lack of room): close it

@@ -327,6 +327,47 @@ TEST_F(CmService, SidrConnectsAcceptsAndRejects) {
   EXPECT_EQ(ev->status, 1);
 }
 
+// rdma_ucm's listen backlog: requests past it are rejected (SIDR REP status
+// 2), and answering one makes room for the next.
+TEST_F(CmService, AListenerHoldsAsManyUnansweredRequestsAsItsBacklog) {
+  CmClient server(path(), "H2"), client(path(), "H1");
+  const uint32_t listener = server.create_id();
+  ASSERT_EQ(server.bind(listener, "0.0.0.0", 7176), 0);
+  ASSERT_EQ(server.simple(MsgType::CmListen, listener, 2), 0);
+  auto connect = [&] {  // a SIDR REQ to the listener; the id
+    const uint32_t id = client.create_id();
+    EXPECT_EQ(client.resolve(id, nullptr, "10.1.0.2", 7176), 0);
+    EXPECT_EQ(client.next()->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+    EXPECT_EQ(client.simple(MsgType::CmResolveRoute, id, 1000), 0);
+    EXPECT_EQ(client.next()->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
+    CmConnect c;
+    c.id = id;
+    EXPECT_EQ(client.request(MsgType::CmConnect, &c, sizeof c).value, 0);
+    return id;
+  };
+  connect();
+  connect();
+  std::optional<CmEvent> first = server.next(), second = server.next();
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+  EXPECT_EQ(second->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+  const uint32_t third = connect();
+  std::optional<CmEvent> refused = client.next();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->id, third);
+  EXPECT_EQ(refused->event, RDMA_CM_EVENT_UNREACHABLE);
+  EXPECT_EQ(refused->status, 2);  // SIDR_REP status: rejected
+  EXPECT_FALSE(server.next(0));   // the listener was never told: the REP went out in the same step
+  CmConnect answer;
+  answer.id = first->id;
+  ASSERT_EQ(server.request(MsgType::CmReject, &answer, sizeof answer).value, 0);
+  ASSERT_TRUE(client.next());  // the first one's UNREACHABLE
+  connect();
+  std::optional<CmEvent> fourth = server.next();
+  ASSERT_TRUE(fourth);
+  EXPECT_EQ(fourth->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+}
+
 TEST_F(CmService, AClientThatGoesAwayLeavesItsGroups) {
   {
     CmClient h4(path(), "H4");

@@ -3,8 +3,10 @@
 misbehave cost the others nothing they would notice.
 
 usage: fairness.py IBFAB FLOOD_CLIENT SA_LATENCY CASE [ARG]
-  flood N MODE   N flood_client processes (MODE requests or mads) send
-                 without reading, on hosts H3..H8; meanwhile a normal client
+  flood N MODE   N flood_client processes (MODE requests, mads or events)
+                 send without reading, on hosts H3..H8 (events: until the
+                 engine has logged dropping one of them over its 64 MiB
+                 budget, within 60 s); meanwhile a normal client
                  on H2 makes 100 SA queries (sa_latency) and runs `saquery -g`
                  three times: every query is answered, the 99th percentile
                  within 50 ms, every saquery exits 0, and the engine's peak
@@ -36,6 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from served import Output  # noqa: E402
 
 LATENCY_BOUND_MS = 50.0
+DROPPED = "dropped: it held [0-9]+ KiB of unread output and unfinished messages"
+
 RSS_GROWTH_MIB = 100
 
 
@@ -60,6 +64,7 @@ class Engine:
 
     def __init__(self, ibfab, tmp, serve_args=(), nofile=None):
         self.ibfab = ibfab
+        self.lib = os.path.join(os.path.dirname(os.path.abspath(ibfab)), "..", "lib")  # the drop-in libraries
         self.sock = os.path.join(tmp, "ibfab.sock")
 
         def limit():
@@ -91,8 +96,11 @@ def start_flood(flood_client, engine, n, mode):
     """N flood_client processes in MODE, each once it says it floods."""
     procs = []
     for i in range(n):
-        p = subprocess.Popen([flood_client, engine.sock, f"H{3 + i % 6}", mode], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
+        node = f"H{3 + i % 6}"
+        env = dict(os.environ, IBFAB_SOCKET=engine.sock, IBFAB_NODE=node,  # the drop-in libraries (events)
+                   LD_LIBRARY_PATH=engine.lib)
+        p = subprocess.Popen([flood_client, engine.sock, node, mode], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, env=env)
         procs.append((p, Output(p.stdout)))
     for p, out in procs:
         if not out.wait_for("^flooding$", 30):
@@ -141,6 +149,8 @@ def case_flood(ibfab, flood_client, sa_latency, n, mode, tmp):
         before = proc_status(engine.proc.pid, "VmRSS")
         flood = start_flood(flood_client, engine, n, mode)
         try:
+            if mode == "events":
+                check(engine.out.wait_for(DROPPED, 60), "the engine logs a client dropped over its budget", failures)
             status, line, fig = latency(engine, sa_latency, 100)
             print(line)
             check(status == 0 and fig and fig["failed"] == 0, "every SA query of the normal client is answered",
@@ -176,8 +186,7 @@ def case_partial(ibfab, flood_client, sa_latency, tmp):
             done = out.wait_for("^partial: ", 60)
             print(out.text(0).strip())
             check(done, "the client sent its fragments", failures)
-            dropped = "dropped: it held [0-9]+ KiB of unread output and unfinished messages"
-            check(engine.out.wait_for(dropped, 10), "the engine logs a client dropped over its budget", failures)
+            check(engine.out.wait_for(DROPPED, 10), "the engine logs a client dropped over its budget", failures)
             peak = proc_status(engine.proc.pid, "VmHWM")
             print(f"the engine's resident size: {before // 1024} MiB before, peak {peak // 1024} MiB")
             check(peak - before <= RSS_GROWTH_MIB * 1024,
@@ -214,8 +223,7 @@ def case_refusals(ibfab, flood_client, tmp, serve_args, nofile, count, held_expe
                 print(text.strip())
                 check(status != 0 and re.search(exec_says, text), "ibfab exec says why it was refused", failures)
                 # A program that reaches the engine through the drop-in libraries alone.
-                lib = os.path.join(os.path.dirname(os.path.abspath(ibfab)), "..", "lib")
-                env = dict(os.environ, LD_LIBRARY_PATH=lib, IBFAB_SOCKET=engine.sock, IBFAB_NODE="H2")
+                env = dict(os.environ, LD_LIBRARY_PATH=engine.lib, IBFAB_SOCKET=engine.sock, IBFAB_NODE="H2")
                 r = subprocess.run(["ibv_devinfo"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, timeout=60)
                 print(r.stdout.strip())

@@ -9,6 +9,13 @@
 //   mads               sends SA GetTables on a MAD port, never reading the
 //                      answers; connects again whenever the engine closes it.
 //                      Runs until killed.
+//   events             through librdmacm (the engine found by IBFAB_SOCKET
+//                      and IBFAB_NODE, as under `ibfab exec`): one event
+//                      channel, and ids made and given an address to
+//                      resolve, each an ADDR_RESOLVED event, in a loop,
+//                      never reading the channel; starts again in a new
+//                      process whenever the engine drops this one. Runs
+//                      until killed.
 //   partial COUNT      opens COUNT MAD ports and sends on each a 16 MiB
 //                      SendMad in 96 KiB fragments, all but the last; prints
 //                      "partial: N of COUNT sent all but their last fragment"
@@ -19,8 +26,11 @@
 //                      prints "answered A of H"; exits at the end of stdin.
 // The flooding modes print "flooding" once their first connection is up.
 // Every connection gives up a wait after 5 s (SO_RCVTIMEO, SO_SNDTIMEO).
+#include <arpa/inet.h>
+#include <rdma/rdma_cma.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -105,11 +115,46 @@ void say(const char* line) {
   }
 }
 
+// One process's rdma_cm events, made and never read, until a call fails
+// (the engine dropped the process): its status.
+int make_events(bool& first) {
+  rdma_event_channel* ch = rdma_create_event_channel();
+  if (!ch) return errno;
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "10.1.0.2", &dst.sin_addr);
+  for (;;) {
+    rdma_cm_id* id = nullptr;
+    if (rdma_create_id(ch, &id, nullptr, RDMA_PS_UDP) != 0 ||
+        rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&dst), 2000) != 0)
+      return errno;
+    if (first) say("flooding");
+    first = false;
+  }
+}
+
+// make_events in a child process, again and again: librdmacm's connection
+// to the engine is one per process.
+[[noreturn]] void flood_events() {
+  bool first = true;
+  for (;;) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      const int e = make_events(first);
+      std::fprintf(stderr, "flood_client: the engine dropped us (%s)\n", std::strerror(e));
+      std::_Exit(first ? 1 : 0);
+    }
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(1);
+    first = false;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: flood_client SOCKET NODE requests|mads|partial COUNT|connections COUNT\n");
+    std::fprintf(stderr, "usage: flood_client SOCKET NODE requests|mads|events|partial COUNT|connections COUNT\n");
     return 2;
   }
   g_socket = argv[1];
@@ -138,6 +183,7 @@ int main(int argc, char** argv) {
     env.addr.qkey = htobe32(0x80010000);
     flood(api::ConnectionKind::MadPort, api::MsgType::SendMad, &env, sizeof env, m, true);
   }
+  if (mode == "events") flood_events();
   if (mode == "partial" && count > 0) {
     std::vector<uint8_t> fragment(api::kFragment);
     api::MadEnvelope env;
