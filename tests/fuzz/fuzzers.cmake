@@ -18,7 +18,8 @@ ibfab_add_fuzzer(fuzz_verbs_rings ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_verbs_rings.c
 target_sources(fuzz_verbs_rings PRIVATE ${_engine_srcs})
 ibfab_add_fuzzer(fuzz_scenario ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_scenario.cpp ${PROJECT_SOURCE_DIR}/scenarios 20000)
 target_sources(fuzz_scenario PRIVATE ${PROJECT_SOURCE_DIR}/tools/scenario/scenario_loader.cpp
-  ${PROJECT_SOURCE_DIR}/tools/scenario/action_chunks.cpp ${_sm_srcs})
+  ${PROJECT_SOURCE_DIR}/tools/scenario/action_chunks.cpp ${PROJECT_SOURCE_DIR}/tools/scenario/yaml_budget.cpp
+  ${_sm_srcs})
 target_link_libraries(fuzz_scenario PRIVATE yaml-cpp)
 ibfab_add_fuzzer(fuzz_partitions ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_partitions.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/partitions 20000)
 target_sources(fuzz_partitions PRIVATE ${PROJECT_SOURCE_DIR}/sm/partitions/partition_reader.cpp ${PROJECT_SOURCE_DIR}/sm/partitions/pkey_assignment.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_enums.cpp)

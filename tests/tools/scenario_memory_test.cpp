@@ -3,7 +3,8 @@
 // 4,000 and 24,000, each in a child process of its own, so that one run's
 // heap does not serve the other. It counts the YAML reader's trees, the
 // actions, their bound closures and events, the hosts' requests and the
-// report.
+// report. And texts that would take gigabytes (aliases of one action, a
+// flow list of millions of scalars) stop at the reader's node budget.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "tools/scenario/scenario_loader.h"
 #include "tools/scenario/scenario_runner.h"
@@ -74,6 +77,64 @@ TEST(ScenarioMemory, AnActionCostsAFewHundredBytes) {
   RecordProperty("bytes_per_action", static_cast<int>(per_action));
   std::printf("peak %ld kB with 4,000 actions, %ld kB with 24,000: %.0f bytes per action\n", small, large, per_action);
   EXPECT_LT(per_action, 600.0);
+}
+
+// Reads `text` in a child: (the growth of its peak resident kB while
+// reading, the reader's message or "" when it read).
+std::pair<long, std::string> read_in_child(const std::string& text) {
+  int fds[2];
+  if (pipe(fds) != 0) return {-1, ""};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const long before = peak_kb();
+    std::string message;
+    try {
+      (void)parse_scenario(text, "big.yaml");
+    } catch (const ScenarioError& e) {
+      message = e.what();
+    }
+    const long kb = peak_kb() - before;
+    const bool ok = write(fds[1], &kb, sizeof kb) == sizeof kb && write(fds[1], message.data(), message.size()) >= 0;
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  long kb = -1;
+  std::string message;
+  if (read(fds[0], &kb, sizeof kb) != sizeof kb) kb = -1;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) message.append(buf, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {kb, message};
+}
+
+TEST(ScenarioMemory, TextsThatWouldTakeGigabytesStopAtTheNodeBudget) {
+  // 3.3 million aliases of one action, in 16 MiB: each a whole action (3 GB, unbounded).
+  std::string aliases = "topology: fat-tree:2:4\nduration: 10ms\nactions:\n"
+                        "- &a {at: 1ms, join: {node: H3, mgid: 'ff12:4001::3'}}\n";
+  for (int i = 0; i < 3'300'000; ++i) aliases += "- *a\n";
+  auto [kb, message] = read_in_child(aliases);
+  ASSERT_GE(kb, 0);
+  std::printf("aliases: %ld kB more at the peak: %s\n", kb, message.c_str());
+  // The node past the budget, 1,000,001: the root map, two keys and their
+  // values, the actions key and list, and the anchored action's 9 nodes
+  // come first, so the first alias (line 5) is node 17.
+  EXPECT_EQ(message, "big.yaml:" + std::to_string(5 + (1'000'001 - 17)) +
+                         ": more than 1000000 YAML nodes to hold at once, the limit (write the actions without "
+                         "anchors and aliases, which are read a few hundred at a time, or repeat one with "
+                         "every/until)");
+  EXPECT_LT(kb, 200 * 1024);
+  // A flow list of millions of scalars (4 GB of yaml-cpp's nodes).
+  std::string flow = "topology: fat-tree:2:4\nduration: 10ms\nactions: [";
+  for (int i = 0; i < 5'000'000; ++i) flow += "1,";
+  flow += "1]\n";
+  std::tie(kb, message) = read_in_child(flow);
+  ASSERT_GE(kb, 0);
+  std::printf("flow list: %ld kB more at the peak: %s\n", kb, message.c_str());
+  EXPECT_EQ(message.rfind("big.yaml:3: more than 1000000 YAML nodes", 0), 0u) << message;
+  EXPECT_LT(kb, 200 * 1024);
 }
 
 }  // namespace

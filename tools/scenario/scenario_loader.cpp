@@ -9,6 +9,7 @@
 #include "sm/partitions/partition_reader.h"
 #include "sm/routing/routing_engine.h"
 #include "tools/scenario/action_chunks.h"
+#include "tools/scenario/yaml_budget.h"
 
 #include <algorithm>
 #include <cctype>
@@ -378,15 +379,28 @@ bool parse_link_ref(const std::string& text, LinkRef& out) {
 
 namespace {
 
+// The YAML nodes one load may hold (docs/SCENARIOS.md, "Long scenarios"):
+// about 470 MB of yaml-cpp's tree at most. Every action is at least one
+// node, so a file that must be read whole (anchors) holds fewer actions;
+// one read a chunk at a time holds as many as its 16 MiB can spell.
+constexpr std::size_t kMaxYamlNodes = 1'000'000;
+
 Scenario parse_yaml(const std::string& text, const std::string& path) {
   const Reader r(path);
   const auto load = [&path](const std::string& yaml) {
     try {
-      return YAML::Load(yaml);
+      BoundedYaml loaded = load_within(yaml, kMaxYamlNodes);
+      if (loaded.over)
+        throw ScenarioError(path + ":" + std::to_string(loaded.over->line + 1) + ": more than " +
+                            std::to_string(kMaxYamlNodes) +
+                            " YAML nodes to hold at once, the limit (write the actions without anchors and "
+                            "aliases, which are read a few hundred at a time, or repeat one with every/until)");
+      return loaded.root;
     } catch (const YAML::ParserException& e) {
       throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
     }
   };
+
   const ActionChunks chunks = ActionChunks::split(text);  // actions a chunk at a time: bounded YAML trees
   const YAML::Node root = load(chunks.rest());
   if (!root.IsMap()) throw ScenarioError(path + ":1: a scenario is a YAML map (topology:, actions:, ...)");
