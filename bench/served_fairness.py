@@ -3,12 +3,13 @@
 (issue 13, fairness), wall time, served mode.
 
 usage: served_fairness.py IBFAB FLOOD_CLIENT SA_LATENCY [--counts 0,1,4,16,64]
-                          [--queries Q] [--mode requests|mads]... [--topology SPEC]
+                          [--queries Q] [--mode requests|mads|events]... [--topology SPEC]
 
 For each mode and each N in --counts, starts `IBFAB serve` (built-in SM),
 then N flood_client processes in that mode (tests/tools_real/flood_client.cpp:
 `requests` sends ListHosts requests and never reads the answers, `mads`
-sends SA GetTables on a MAD port and never reads the answers; each connects
+sends SA GetTables on a MAD port and never reads the answers, `events` makes
+rdma_cm ids through librdmacm and never reads their events; each connects
 again whenever the engine drops it), then runs sa_latency Q on H2 (Q SA
 GetTables of MCMemberRecords, one at a time, as `saquery -g` sends; each
 timed from umad_send to umad_recv, 1 s timeout, no retry). N = 0 is the
@@ -40,8 +41,11 @@ def measure(a, mode, n):
     flood = []
     try:
         for i in range(n):
-            p = subprocess.Popen([a.flood_client, s.sock, f"H{3 + i % 6}", mode], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, text=True)
+            node = f"H{3 + i % 6}"
+            env = dict(os.environ, IBFAB_SOCKET=s.sock, IBFAB_NODE=node,  # the drop-in libraries (events)
+                       LD_LIBRARY_PATH=os.path.join(os.path.dirname(os.path.abspath(a.ibfab)), "..", "lib"))
+            p = subprocess.Popen([a.flood_client, s.sock, node, mode], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True, env=env)
             flood.append(p)
         for p in flood:
             if p.stdout.readline().strip() != "flooding":
@@ -68,14 +72,14 @@ def main():
     ap.add_argument("sa_latency")
     ap.add_argument("--counts", default="0,1,4,16,64")
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--mode", action="append", choices=["requests", "mads"], default=None)
+    ap.add_argument("--mode", action="append", choices=["requests", "mads", "events"], default=None)
     ap.add_argument("--topology", default="fat-tree:2:4")
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
     print(f"a normal client's SA GetTable (MCMemberRecord) on {a.topology}, {a.queries} queries, "
           f"while N clients flood the engine; wall time")
     print(f"{'mode':<9} {'N':>3} {'median ms':>10} {'p99 ms':>8} {'max ms':>8} {'failed':>6} {'engine peak MiB':>16}")
-    for mode in a.mode or ["requests", "mads"]:
+    for mode in a.mode or ["requests", "mads", "events"]:
         for n in counts:
             med, p99, worst, failed, peak = measure(a, mode, n)
             print(f"{mode:<9} {n:>3} {med:>10.3f} {p99:>8.3f} {worst:>8.3f} {failed:>6} {peak:>16.1f}", flush=True)

@@ -28,6 +28,7 @@
 // Every connection gives up a wait after 5 s (SO_RCVTIMEO, SO_SNDTIMEO).
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -35,6 +36,7 @@
 
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -140,6 +142,8 @@ int make_events(bool& first) {
   for (;;) {
     const pid_t child = ::fork();
     if (child == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // killed with its parent, as the tests stop it
+      if (::getppid() == 1) std::_Exit(1);
       const int e = make_events(first);
       std::fprintf(stderr, "flood_client: the engine dropped us (%s)\n", std::strerror(e));
       std::_Exit(first ? 1 : 0);
