@@ -48,6 +48,14 @@ TEST(Fingerprint, TheSameScenarioGivesTheSameFingerprintUnderEveryScheduler) {
   for (const char* name : {"heap", "heap4", "heap8", "ladder"}) EXPECT_EQ(fingerprint(group("0x11", "full"), name), base) << name;
 }
 
+TEST(Fingerprint, ATextTraceOrACaptureLeavesItAsItIs) {
+  // A capture seals the CRCs of patched packets; the digest does not read them.
+  RunOptions o;
+  o.trace = ::testing::TempDir() + "/fingerprint_trace.txt";
+  o.pcap = ::testing::TempDir() + "/fingerprint.pcap";
+  EXPECT_EQ(run_scenario(group("0x11", "full"), o).fingerprint, fingerprint(group("0x11", "full")));
+}
+
 TEST(Fingerprint, AJoinsQKeyChangesIt) {
   EXPECT_NE(fingerprint(group("0x11", "full")), fingerprint(group("0x12", "full")));
 }
