@@ -47,7 +47,7 @@ class RunDigest {
   std::string hex() const;  // value() as 16 lower-case hex digits
   uint64_t events() const { return events_; }
 
-  // One step: rotate, add the input, multiply by an odd constant (all three
+  // One step: rotate, xor the input, multiply by an odd constant (all three
   // invertible).
   static uint64_t mix(uint64_t h, uint64_t v) { return ((h << 27 | h >> 37) ^ v) * 0x9e3779b97f4a7c15ull; }
 
