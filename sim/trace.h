@@ -1,17 +1,69 @@
 #pragma once
-// The trace: one text line per traced happening, "<time-ps> <source> <text>".
+// The trace, in two independent forms a run may ask for:
 //
-// A Trace formats into a reused buffer and hands each line to its sink; with
-// no sink attached, enabled() is false and callers skip formatting entirely.
-// Lines contain only integers and names, so the same run gives the same bytes.
+// - A RunDigest: every traced happening folded in binary (its time, its
+//   source, its kind, its fields and the bytes it carried) into one 64-bit
+//   value, the run's fingerprint. Nothing is formatted for it.
+// - Text: one line per traced happening, "<time-ps> <source> <text>",
+//   formatted into a reused buffer and handed to a TraceSink; with no sink
+//   attached, enabled() is false and callers skip formatting entirely.
+//   Lines contain only integers and names, so the same run gives the same
+//   bytes.
+//
+// A caller traces an event as
+//   if (RunDigest* d = trace.digest()) { d->event(at, source, kind); d->fold(..); }
+//   if (trace.enabled()) trace.emit(at, name, "...", ..);
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "sim/time.h"
 
 namespace ibfab::sim {
+
+// A 64-bit digest of values folded in order. Every fold is, for a given
+// input, a bijection of the state, and for a given state injective in its
+// input: two runs that fold the same sequence but for one value (or one
+// byte of a folded span) always end with different digests. Not
+// cryptographic; folding allocates nothing.
+class RunDigest {
+ public:
+  // Starts an event: when, which source (a node index, a link id...), and
+  // what kind (a tag made with kind_tag; each layer picks its own).
+  void event(Time at, uint64_t source, uint32_t kind) {
+    ++events_;
+    fold(static_cast<uint64_t>(at.ps()));
+    fold(source);
+    fold(kind);
+  }
+  void fold(uint64_t v) { h_ = mix(h_, v); }
+  // The span's length and every byte.
+  void fold_bytes(std::span<const uint8_t> bytes);
+
+  uint64_t value() const;  // the digest of everything folded so far
+  std::string hex() const;  // value() as 16 lower-case hex digits
+  uint64_t events() const { return events_; }
+
+  // One step: rotate, xor the input, multiply by an odd constant (all three
+  // invertible).
+  static uint64_t mix(uint64_t h, uint64_t v) { return ((h << 27 | h >> 37) ^ v) * 0x9e3779b97f4a7c15ull; }
+
+ private:
+  uint64_t h_ = 0x6a09e667f3bcc908ull;
+  uint64_t events_ = 0;
+};
+
+// A kind tag from up to four characters ("rx", "link"): readable, distinct.
+template <std::size_t N>
+constexpr uint32_t kind_tag(const char (&s)[N]) {
+  static_assert(N >= 2 && N <= 5, "a kind tag has one to four characters");
+  uint32_t v = 0;
+  for (std::size_t i = 0; i + 1 < N; ++i) v = v << 8 | static_cast<uint8_t>(s[i]);
+  return v;
+}
 
 class TraceSink {
  public:
@@ -58,21 +110,14 @@ class StringTraceSink final : public TraceSink {
   std::string text_;
 };
 
-// Sends every line to two sinks.
-class TeeTraceSink final : public TraceSink {
- public:
-  TeeTraceSink(TraceSink* a, TraceSink* b) : a_(a), b_(b) {}
-  void line(std::string_view text) override;
-
- private:
-  TraceSink* a_;
-  TraceSink* b_;
-};
-
 class Trace {
  public:
+  // Text: lines go to `sink` (nullptr: none, nothing is formatted).
   void attach(TraceSink* sink) { sink_ = sink; }
   bool enabled() const { return sink_ != nullptr; }
+  // Binary: events are folded into `digest` (nullptr: none; not owned).
+  void attach_digest(RunDigest* digest) { digest_ = digest; }
+  RunDigest* digest() const { return digest_; }
 
   // printf-style; lines longer than the buffer are cut (never overflowed).
   void emit(Time at, std::string_view source, const char* fmt, ...)
@@ -80,6 +125,7 @@ class Trace {
 
  private:
   TraceSink* sink_ = nullptr;
+  RunDigest* digest_ = nullptr;
   char buf_[512];
 };
 

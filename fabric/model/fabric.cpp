@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fabric/wire/byte_cursor.h"
+#include "fabric/wire/crc.h"
 #include "fabric/wire/lrh.h"
 #include "fabric/wire/packet_codec.h"
 #include "fabric/wire/pcap_writer.h"
@@ -152,6 +153,14 @@ void Fabric::arrive(Port& in, Link& link, PacketRef pkt) {
     pcap_->write(sim_->now(), pkt.bytes());
   }
   sim::Trace& tr = sim_->trace();
+  if (sim::RunDigest* d = tr.digest()) {
+    // Every byte up to the ICRC: the CRCs are a function of the others,
+    // and stay stale on a patched packet until something observes it.
+    d->event(sim_->now(), in.node().index(), sim::kind_tag("rx"));
+    d->fold(uint64_t{in.number()} << 32 | pkt.size());
+    d->fold(pkt.id());
+    d->fold_bytes(pkt.bytes().first(pkt.size() - wire::kIcrcSize - wire::kVcrcSize));
+  }
   if (tr.enabled()) {
     tr.emit(sim_->now(), in.node().name(), "rx port=%u pkt=%llu len=%u dlid=0x%04x slid=0x%04x vl=%u",
             in.number(), static_cast<unsigned long long>(pkt.id()), pkt.size(), dlid,
@@ -172,6 +181,10 @@ void Fabric::link_changed(Link& link, bool up) {
     if (p->node().is_switch()) static_cast<Switch&>(p->node()).note_port_state_change();
   }
   sim::Trace& tr = sim_->trace();
+  if (sim::RunDigest* d = tr.digest()) {
+    d->event(sim_->now(), link.id(), sim::kind_tag("link"));
+    d->fold(up);
+  }
   if (tr.enabled()) {
     tr.emit(sim_->now(), "fabric", "link %u %s[%u]-%s[%u] %s", link.id(), link.end(0)->node().name().c_str(),
             link.end(0)->number(), link.end(1)->node().name().c_str(), link.end(1)->number(), up ? "up" : "down");
@@ -200,6 +213,10 @@ void Fabric::set_node_up(Node& node, bool up) {
     if (l->end(0)->link_up() != was) link_changed(*l, !was);
   }
   sim::Trace& tr = sim_->trace();
+  if (sim::RunDigest* d = tr.digest()) {
+    d->event(sim_->now(), node.index(), sim::kind_tag("node"));
+    d->fold(up);
+  }
   if (tr.enabled()) tr.emit(sim_->now(), node.name(), "node %s", up ? "up" : "down");
 }
 

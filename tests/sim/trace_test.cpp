@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "sim/simulator.h"
 
@@ -42,6 +43,49 @@ TEST(DigestTraceSink, FingerprintsTheExactBytes) {
   EXPECT_NE(a.digest(), c.digest());
   EXPECT_EQ(a.hex().size(), 16u);
   EXPECT_EQ(a.lines(), 1u);
+}
+
+TEST(RunDigest, EveryByteAndEveryFieldCounts) {
+  // Lengths around the 8- and 16-byte steps of the two lanes.
+  for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 33u, 256u}) {
+    std::vector<uint8_t> bytes(n);
+    for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(i * 37);
+    RunDigest base;
+    base.fold_bytes(bytes);
+    for (std::size_t i = 0; i < n; ++i)
+      for (int bit = 0; bit < 8; ++bit) {
+        std::vector<uint8_t> flipped = bytes;
+        flipped[i] ^= static_cast<uint8_t>(1u << bit);
+        RunDigest d;
+        d.fold_bytes(flipped);
+        ASSERT_NE(d.value(), base.value()) << n << " bytes, byte " << i << " bit " << bit;
+      }
+    RunDigest shorter;
+    shorter.fold_bytes(std::span<const uint8_t>(bytes).first(n - 1));
+    EXPECT_NE(shorter.value(), base.value()) << "a trailing zero byte counts too";
+  }
+  auto event = [](int64_t ps, uint64_t source, uint32_t kind, uint64_t field) {
+    RunDigest d;
+    d.event(Time::ps(ps), source, kind);
+    d.fold(field);
+    return d.value();
+  };
+  const uint64_t e = event(10, 3, kind_tag("rx"), 7);
+  EXPECT_EQ(e, event(10, 3, kind_tag("rx"), 7));
+  EXPECT_NE(e, event(11, 3, kind_tag("rx"), 7));
+  EXPECT_NE(e, event(10, 4, kind_tag("rx"), 7));
+  EXPECT_NE(e, event(10, 3, kind_tag("link"), 7));
+  EXPECT_NE(e, event(10, 3, kind_tag("rx"), 6));
+  RunDigest d;
+  EXPECT_EQ(d.hex().size(), 16u);
+}
+
+TEST(RunDigest, TextAndDigestAreIndependent) {
+  Trace t;
+  RunDigest d;
+  t.attach_digest(&d);
+  EXPECT_EQ(t.digest(), &d);
+  EXPECT_FALSE(t.enabled()) << "a digest alone asks for no text";
 }
 
 // The determinism contract: the same seed and the same work give a

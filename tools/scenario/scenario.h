@@ -88,7 +88,7 @@ struct Scenario {
   sim::Time duration = sim::Time::ms(1);  // simulated time to run
   std::vector<SmSpec> sms;
   std::vector<Action> actions;            // sorted by time, then file order
-  std::optional<std::string> fingerprint;  // golden trace digest, 16 hex digits
+  std::optional<std::string> fingerprint;  // golden run digest, 16 hex digits
   int fingerprint_line = 0;
 };
 

@@ -297,8 +297,15 @@ std::function<void()> ScenarioRun::bind_probe(const Action& a) {
       p.retries = res.retries;
       p.unanswered = res.unanswered;
       std::tie(p.expected_nodes, p.expected_links) = reachable(*fabric_, *h);
-      sim_->trace().emit(sim_->now(), h->name(), "probe done nodes=%zu links=%zu smps=%llu", p.nodes, p.links,
-                         static_cast<unsigned long long>(p.smps));
+      sim::Trace& tr = sim_->trace();
+      if (sim::RunDigest* d = tr.digest()) {
+        d->event(sim_->now(), h->index(), sim::kind_tag("prob"));
+        d->fold(p.nodes);
+        d->fold(p.links);
+        d->fold(p.smps);
+      }
+      tr.emit(sim_->now(), h->name(), "probe done nodes=%zu links=%zu smps=%llu", p.nodes, p.links,
+              static_cast<unsigned long long>(p.smps));
     });
   };
 }

@@ -84,6 +84,9 @@ void ScenarioHost::request(uint8_t method, const McastSpec& spec, uint64_t mask,
                r.join_state = got.join_state;
                r.p_key = got.p_key;
              }
+             observe(sim::kind_tag("sa"), uint64_t{method} << 16 | mad::McMemberRecord::kAttributeId,
+                     uint64_t{r.status} << 48 | uint64_t{r.join_state} << 40 | uint64_t{r.p_key} << 16 | r.mlid,
+                     0, mad);
              if (r.status == 0) answered(method, r, join_state, qkey);
              if (done) done(r);
            });
@@ -102,8 +105,11 @@ void ScenarioHost::subscribe(uint16_t trap, Done done) {
   info.pack(packed);
   sim::Simulator& sim = hca_.fabric().sim();
   sa_.send(wire::mad_method::kSet, mad::InformInfo::kAttributeId, 0, packed, kSaRetry,
-           [&sim, sent = sim.now(), done = std::move(done)](int status, std::span<const uint8_t> mad) {
-             if (done) done(result_of(status, mad, sent, sim.now()));
+           [this, &sim, sent = sim.now(), done = std::move(done)](int status, std::span<const uint8_t> mad) {
+             const JoinResult r = result_of(status, mad, sent, sim.now());
+             observe(sim::kind_tag("sa"), uint64_t{wire::mad_method::kSet} << 16 | mad::InformInfo::kAttributeId,
+                     uint64_t{r.status} << 48, 0, mad);
+             if (done) done(r);
            });
 }
 
@@ -113,6 +119,7 @@ void ScenarioHost::on_mad(fabric::Port&, const fabric::MadAddress& from, std::sp
   mad::ConstSaBuffer m(mad.data(), mad.size());
   const auto notice = mad::Notice::unpack(mad::sa_data(m));
   ++reports_[notice.trap_number];
+  observe(sim::kind_tag("rprt"), notice.trap_number, 0, 0, mad);
   std::array<uint8_t, 256> resp;
   std::copy(mad.begin(), mad.begin() + 256, resp.begin());
   resp[3] = wire::mad_method::kReportResp;
@@ -167,7 +174,23 @@ bool ScenarioHost::send(const McastSpec& spec) {
 
 bool ScenarioHost::on_receive(const fabric::UdMessage& msg) {
   if (msg.multicast) ++received_;
+  observe(sim::kind_tag("recv"), uint64_t{msg.src_qp} << 32 | msg.dest_qp,
+          uint64_t{msg.slid} << 48 | uint64_t{msg.pkey_index} << 32 | uint64_t{msg.sl} << 24 |
+              uint64_t{msg.dlid_path_bits} << 16 | uint64_t{msg.port} << 8 | msg.multicast << 2 | msg.solicited << 1 |
+              msg.immediate.has_value(),
+          msg.immediate.value_or(0), msg.payload);
   return true;
+}
+
+void ScenarioHost::observe(uint32_t kind, uint64_t a, uint64_t b, uint64_t c, std::span<const uint8_t> bytes) const {
+  sim::Simulator& sim = hca_.fabric().sim();
+  sim::RunDigest* d = sim.trace().digest();
+  if (!d) return;
+  d->event(sim.now(), hca_.index(), kind);
+  d->fold(a);
+  d->fold(b);
+  d->fold(c);
+  d->fold_bytes(bytes);
 }
 
 }  // namespace ibfab::scenario

@@ -7,7 +7,9 @@
 // NonMember: send-only members are not attached, as librdmacm does) and
 // sends UD multicast with a GRH. The QP takes the Q_Key and P_Key index
 // (the entry of the group's partition in the port's table) of the group it
-// last joined.
+// last joined. Everything the host observes (each SA answer with its
+// outcome and records, each Report, each message received with its
+// payload) is folded into the simulator's run digest.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -73,6 +75,9 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
     bool attached = false;
   };
   void request(uint8_t method, const McastSpec& spec, uint64_t mask, Done done);
+  // Folds what the application saw into the run's digest (the fingerprint),
+  // if one is attached: a kind, three fields, and the bytes it received.
+  void observe(uint32_t kind, uint64_t a, uint64_t b, uint64_t c, std::span<const uint8_t> bytes) const;
   void answered(uint8_t method, const JoinResult& r, uint8_t join_state, uint32_t qkey);
 
   fabric::Hca& hca_;

@@ -16,7 +16,7 @@
 //     - {at: 4ms, node-up: S2}
 //     - {at: 0, link-loss: "L1[5]", probability: 0.01}
 //     - {at: 5ms, probe: H1}         # directed-route discovery from host H1
-//   fingerprint: 0123456789abcdef    # golden trace digest (ibfab run --update)
+//   fingerprint: 0123456789abcdef    # golden run digest (ibfab run --update)
 //
 // Every problem is reported as one ScenarioError "FILE:LINE: problem" (the
 // line of the offending key or value); unknown keys, a key given twice in

@@ -81,10 +81,9 @@ class ScenarioRun {
   const RunOptions& options_;
   Report r_;
   topo::Topology topology_;
-  sim::DigestTraceSink digest_;
+  sim::RunDigest digest_;  // the fingerprint
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file_{nullptr, &std::fclose};
-  std::unique_ptr<sim::FileTraceSink> file_sink_;
-  std::unique_ptr<sim::TeeTraceSink> tee_;
+  std::unique_ptr<sim::FileTraceSink> file_sink_;  // --trace
   wire::PcapWriter pcap_;
   std::unique_ptr<sim::Simulator> sim_;
   std::unique_ptr<fabric::Fabric> fabric_;

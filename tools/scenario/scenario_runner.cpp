@@ -80,13 +80,12 @@ ScenarioRun::ScenarioRun(const Scenario& s, const RunOptions& options)
 void ScenarioRun::attach_outputs() {
   sim::Simulator& sim = *sim_;
   fabric::Fabric& fabric = *fabric_;
-  sim.trace().attach(&digest_);
+  sim.trace().attach_digest(&digest_);
   if (!options_.trace.empty()) {
     trace_file_.reset(std::fopen(options_.trace.c_str(), "w"));
     if (!trace_file_) throw std::runtime_error(options_.trace + ": cannot write the trace");
     file_sink_ = std::make_unique<sim::FileTraceSink>(trace_file_.get());
-    tee_ = std::make_unique<sim::TeeTraceSink>(&digest_, file_sink_.get());
-    sim.trace().attach(tee_.get());
+    sim.trace().attach(file_sink_.get());
   }
   if (!options_.pcap.empty()) {
     const std::string err = pcap_.open(
@@ -157,8 +156,14 @@ void ScenarioRun::start_sms() {
       out.routes_checked = c.checked;
       out.routes_broken = c.broken;
       out.ports_not_active = c.ports_not_active;
-      sim_->trace().emit(sim_->now(), h->name(), "subnet up smps=%llu max_lid=%u",
-                       static_cast<unsigned long long>(w.smps), w.max_lid);
+      sim::Trace& tr = sim_->trace();
+      if (sim::RunDigest* d = tr.digest()) {
+        d->event(sim_->now(), h->index(), sim::kind_tag("up"));
+        d->fold(w.smps);
+        d->fold(w.max_lid);
+      }
+      tr.emit(sim_->now(), h->name(), "subnet up smps=%llu max_lid=%u", static_cast<unsigned long long>(w.smps),
+              w.max_lid);
     };
     sim_->schedule_at(spec.at, [m] { m->start(); });
   }

@@ -1,8 +1,10 @@
 #pragma once
 // Runs a scenario: builds the fabric, schedules its actions, runs the
-// simulator for the scenario's duration and reports. The trace of the run
-// is always digested into the report's fingerprint; the same scenario and
-// seed give the same fingerprint, byte for byte.
+// simulator for the scenario's duration and reports. Every event of the
+// run (its binary fields, the packets' bytes, what the hosts observe) is
+// folded into the report's fingerprint (sim::RunDigest); the same scenario
+// and seed give the same fingerprint under every scheduler. Text is
+// formatted only for RunOptions::trace.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -17,7 +19,7 @@ struct RunOptions {
   std::string pcap;            // capture to this file ("" = none)
   std::vector<std::string> pcap_links;  // NODE[PORT] of the links to capture; empty = all
   bool pcap_linktype_247 = false;  // LINKTYPE_INFINIBAND instead of ERF
-  std::string trace;           // also write the trace to this file ("" = none)
+  std::string trace;           // write the text trace to this file ("" = none)
   std::string dot_dir;         // write one DOT picture per multicast tree here ("" = none)
   // Where to print a progress line once a run has taken 3 s of wall time
   // (null: never). The run itself is unaffected.
