@@ -29,6 +29,14 @@ class Rng {
     for (uint64_t& w : s_) w = splitmix64(s);
   }
 
+  // A generator whose xoshiro256** state is exactly `s` (not all zero):
+  // for checking the stream against the algorithm's published vectors.
+  static Rng from_state(const uint64_t (&s)[4]) {
+    Rng r(0);
+    for (int i = 0; i < 4; ++i) r.s_[i] = s[i];
+    return r;
+  }
+
   uint64_t seed() const { return seed_; }
 
   uint64_t next() {
