@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -498,7 +500,31 @@ TEST_F(SaAgentTest, InformInfoSubscriptionThenReportForTrap66) {
   EXPECT_EQ(mad::sa_status(sa(*u)), st::kSaReqInvalid);
 }
 
-TEST_F(SaAgentTest, ClassPortInfoBytes) {
+// OpenSM's SA ClassPortInfo, read from its recorded `saquery CPI` output
+// (tests/sm/opensm_sa_class_port_info.txt): label -> the 32-bit word (or
+// byte, half-word, GID) the label names, as numbers.
+std::map<std::string, std::string> opensm_cpi() {
+  std::ifstream in(IBFAB_OPENSM_SA_CPI);
+  std::map<std::string, std::string> f;
+  for (std::string line; std::getline(in, line);) {
+    const auto dots = line.find("..");
+    if (line.empty() || line[0] == '#' || dots == std::string::npos) continue;
+    const auto first = line.find_first_not_of(" \t");
+    f[line.substr(first, dots - first)] = line.substr(line.find_last_of('.') + 1);
+  }
+  return f;
+}
+uint32_t number(const std::map<std::string, std::string>& f, const std::string& label) {
+  const auto it = f.find(label);
+  EXPECT_NE(it, f.end()) << label;
+  return it == f.end() ? 0xDEADBEEF : static_cast<uint32_t>(std::stoul(it->second, nullptr, 0));
+}
+
+// Every field of the built-in SA's ClassPortInfo is OpenSM's (saquery's
+// labels; the offsets are IBTA 13.4.8.1's, within the SA data).
+TEST_F(SaAgentTest, ClassPortInfoIsOpenSmsFieldByField) {
+  const auto cpi = opensm_cpi();
+  ASSERT_EQ(cpi.size(), 17u) << IBFAB_OPENSM_SA_CPI;
   SaClient c(fabric, h(2), lid(1));
   Mad q{};
   mad::init_sa_request(mad::SaBuffer(q.data(), q.size()), method::kGet, mad::ClassPortInfo::kAttributeId,
@@ -507,13 +533,25 @@ TEST_F(SaAgentTest, ClassPortInfoBytes) {
   ASSERT_TRUE(r);
   ASSERT_EQ(mad::sa_status(sa(*r)), st::kOk);
   const uint8_t* d = r->data() + 56;
-  EXPECT_EQ(d[0], 1);  // BaseVersion
-  EXPECT_EQ(d[1], 2);  // ClassVersion
-  EXPECT_EQ(wire::load_be16(d + 2), 0x2602);
-  EXPECT_EQ(wire::load_be32(d + 4), (0xB5E8u << 5) | 16u);
-  EXPECT_EQ(wire::load_be32(d + 32), 1u) << "RedirectQP";
-  EXPECT_EQ(wire::load_be32(d + 36), 0x80010000u) << "RedirectQ_Key";
-  EXPECT_EQ(wire::load_be32(d + 68), 0x80010000u) << "TrapQ_Key";
+  EXPECT_EQ(d[0], number(cpi, "Base version"));
+  EXPECT_EQ(d[1], number(cpi, "Class version"));
+  EXPECT_EQ(wire::load_be16(d + 2), number(cpi, "Capability mask"));
+  EXPECT_EQ(wire::load_be32(d + 4) >> 5, number(cpi, "Capability mask 2"));
+  EXPECT_EQ(wire::load_be32(d + 4) & 0x1F, number(cpi, "Response time value"));
+  for (const auto& [label, at] : {std::pair<std::string, int>{"Redirect GID", 8}, {"Trap GID", 40}}) {
+    ASSERT_EQ(cpi.at(label), "::") << label << ": only the zero GID is read here";
+    EXPECT_TRUE(std::all_of(d + at, d + at + 16, [](uint8_t b) { return b == 0; })) << label;
+  }
+  EXPECT_EQ(wire::load_be32(d + 24), number(cpi, "Redirect TC/SL/FL"));
+  EXPECT_EQ(wire::load_be16(d + 28), number(cpi, "Redirect LID"));
+  EXPECT_EQ(wire::load_be16(d + 30), number(cpi, "Redirect PKey"));
+  EXPECT_EQ(wire::load_be32(d + 32), number(cpi, "Redirect QP"));
+  EXPECT_EQ(wire::load_be32(d + 36), number(cpi, "Redirect QKey"));
+  EXPECT_EQ(wire::load_be32(d + 56), number(cpi, "Trap TC/SL/FL"));
+  EXPECT_EQ(wire::load_be16(d + 60), number(cpi, "Trap LID"));
+  EXPECT_EQ(wire::load_be16(d + 62), number(cpi, "Trap PKey"));
+  EXPECT_EQ(wire::load_be32(d + 64), number(cpi, "Trap HL/QP"));
+  EXPECT_EQ(wire::load_be32(d + 68), number(cpi, "Trap QKey"));
   EXPECT_TRUE((wire::load_be32(d + 4) >> 5) & (1u << 12)) << "SendOnlyFullMember";
   Mad set = q;
   set[3] = method::kSet;
@@ -555,7 +593,7 @@ class SaAgentWithoutSendOnlyTest : public SaAgentTest {
 
 TEST_F(SaAgentWithoutSendOnlyTest, ClassPortInfoLacksBit12) {
   SaClient c(fabric, h(2), lid(1));
-  EXPECT_EQ(capability_mask2(c), mad::opensm_sa_cpi::kCapabilityMask2 & ~(1u << 12));
+  EXPECT_EQ(capability_mask2(c), number(opensm_cpi(), "Capability mask 2") & ~(1u << 12));
 }
 
 TEST_F(SaAgentWithoutSendOnlyTest, SendOnlyFullJoinRefusedOverQp1) {
