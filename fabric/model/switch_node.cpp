@@ -22,8 +22,11 @@ Switch::Switch(Fabric& fabric, uint32_t index, const topo::NodeDesc& desc)
   // used only for partition enforcement, which is off.
   ports_[0].pkeys.assign(fabric.options().switch_pkey_entries, 0);
   ports_[0].pkeys[0] = 0xFFFF;
-  // The extended speed fields (FDR and up) are valid on every port.
-  ports_[0].capability_mask = mad::port_cap::kIsExtendedSpeedsSupported;
+  // The extended speed fields (FDR and up) are valid on every port, and
+  // SwitchInfo:MulticastFDBTop bounds the MFT (it starts at 0xBFFF, empty):
+  // an SM keeps it up to date only when port 0 says so (OpenSM's use_mfttop).
+  ports_[0].capability_mask =
+      mad::port_cap::kIsExtendedSpeedsSupported | mad::port_cap::kIsMulticastFDBTopSupported;
 }
 
 void Switch::reset_configuration() {
