@@ -207,6 +207,7 @@ Engine::Engine(EngineOptions options)
   }
   sm::SmOptions sm_options;
   sm_options.groups.send_only_full_member = options_.sa_send_only_full;
+  sm_options.routing = options_.routing;
   if (!options_.partitions.empty()) sm_options.partition_config = sm::partitions::load_partitions(options_.partitions);
   sm_ = std::make_unique<sm::SubnetManager>(*host, 1, sm_options);
 }

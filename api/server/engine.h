@@ -75,6 +75,7 @@ struct EngineOptions {
   bool every_host_local = false;  // rdma_cm: any host's address is local to every client (embedded)
   bool sa_send_only_full = true;  // the built-in SA understands JoinState 0x8 (sm::McastOptions)
   std::string partitions;         // the built-in SM's partitions.conf ("" = OpenSM's default partition)
+  std::string routing = "minhop";  // the built-in SM's routing engine (sm::routing_engine_names)
   std::function<void(const std::string&)> log;  // one line per client event; may be empty
 };
 

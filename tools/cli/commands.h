@@ -50,6 +50,7 @@ class Commands {
   int64_t rx_grace_us_ = 10000;
   bool sa_no_send_only_ = false;
   std::string partitions_;  // serve --partitions
+  std::string routing_ = "minhop";  // serve --routing
   std::size_t max_clients_ = 4096;
   bool no_device_view_ = false;  // exec
   std::vector<std::string> command_;

@@ -70,6 +70,10 @@ void Commands::add_serve_exec(CLI::App& app) {
                     "The built-in SM's partitions, in OpenSM's partitions.conf syntax (the file `opensm -P`\n"
                     "reads): it programs every port's P_Key table by SMP and its SA and the HCAs enforce\n"
                     "them (default: OpenSM's without a file, every port a full member of 0x7fff)");
+  serve->add_option("--routing", routing_,
+                    "The built-in SM's routing engine, as `opensm -R` names it (minhop, updn, ftree)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"minhop", "updn", "ftree"}));
   serve->add_option("--max-clients", max_clients_,
                     "Connections served at once (a program holds one to four per device it opens);\n"
                     "more are refused with an error the program reports")
@@ -113,6 +117,9 @@ int Commands::serve() {
   o.addresses = address_options();
   o.sa_send_only_full = !sa_no_send_only_;
   o.partitions = partitions_;
+  o.routing = routing_;
+  if (routing_ != "minhop" && !o.builtin_sm)
+    throw std::runtime_error("--routing configures the built-in SM: with --sm none give the engine to opensm -R");
   if (!partitions_.empty() && !o.builtin_sm)
     throw std::runtime_error("--partitions configures the built-in SM: with --sm none give the file to opensm -P");
   o.max_clients = max_clients_;
