@@ -70,6 +70,8 @@ KNOWN = {
     ("PIR", "FilterRawOutb:"): "OpenSM sets partition enforcement on switch ports",
     ("PIR", "ClientReregister:"): "set by each SM",
     ("PIR", "SMSL:"): "set by each SM",
+    ("SWIR", "MulticastFDBTop"): "OpenSM's SA gives the top it set after the joins (the end of the last MFT block "
+                                 "in use); the built-in SA gives its sweep's (0xBFFF), its SM sets the highest MLID",
 }
 
 
