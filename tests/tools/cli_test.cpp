@@ -369,6 +369,17 @@ TEST(Cli, ServeSaNoSendOnlyNeedsTheBuiltinSm) {
   EXPECT_NE(ibfab("serve --help").out.find("--sa-no-send-only"), std::string::npos);
 }
 
+// serve --routing names one of the built-in SM's engines, and only with it.
+TEST(Cli, ServeRoutingIsAnEngineOfTheBuiltinSm) {
+  Result r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("routing.sock") + " --routing lash");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--routing: lash not in {minhop,updn,ftree}"), std::string::npos) << r.out;
+  r = ibfab("serve --topology fat-tree:2:4 --socket " + tmp("routing.sock") + " --sm none --routing updn");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("opensm -R"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(tmp("routing.sock")));
+}
+
 TEST(Cli, ServePartitionsAreCheckedBeforeServing) {
   const std::string conf = tmp("bad-partitions.conf");
   std::ofstream(conf) << "Default=0x7fff: ALL=full;\nTenant=0x8001, colour=red: ALL;\n";
