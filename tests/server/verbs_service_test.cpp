@@ -172,9 +172,9 @@ TEST_F(VerbsService, AClientsObjectsGoWithItsConnection) {
     for (uint8_t g = 1; g <= 3; ++g) ASSERT_EQ(attach(link, static_cast<uint32_t>(a), g), 0);
     ASSERT_EQ(attach(link, static_cast<uint32_t>(b), 1), 0);
   }  // the connection closes, as when a process exits or is killed
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  served_.stop();
   const fabric::Hca& h3 = *served_.engine().fabric().find_hca("H3");
+  EXPECT_TRUE(served_.serve_until([&] { return served_.engine().clients() == 0; })) << "the engine saw it close";
+  served_.stop();
   EXPECT_EQ(h3.qp_count(), 0u);
   EXPECT_EQ(h3.mcast_groups(1), 0u);
 }
