@@ -55,7 +55,7 @@ while [ "$run" -le "$runs" ]; do
       echo "(the whole output: $log)"
       break
     fi
-    echo "run $run: ${d#"$build"/}: $count tests passed"
+    [ "$count" = 0 ] || echo "run $run: ${d#"$build"/}: $count tests passed"
   done
   [ "$status" = 0 ] || break
   passed=$((passed + 1))
