@@ -67,7 +67,7 @@ def check(ibfab, leaver, opensm):
                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 procs.append(receiver)
                 rout = Output(receiver.stdout)
-                if rout.wait_for("joined dgid", 30):
+                if rout.wait_for("joined dgid", 60):
                     break
                 receiver.wait()
                 time.sleep(0.5)  # between two attempts; what is waited for is a join that succeeds
@@ -84,7 +84,7 @@ def check(ibfab, leaver, opensm):
                                       start_new_session=True)
             procs.append(member)
             mout = Output(member.stdout)
-            if not mout.wait_for("joined dgid", 30):
+            if not mout.wait_for("joined dgid", 60):
                 print(f"{name}: the member on {leaver} never joined:\n" + mout.text(1))
                 return False
             os.killpg(member.pid, signal.SIGSTOP)
