@@ -4,13 +4,19 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 SCENARIO ?= scenarios/quickstart.yaml
 
-.PHONY: run test build deps configure bench anchor clean
+.PHONY: run test stress build deps configure bench anchor clean
 
 run: build
 	$(BUILD)/tools/ibfab run $(SCENARIO)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The engine's, the libraries' and the quick served tests 20 times in a row
+# beside two CPU-bound processes (tests/stress.sh): no test may wait for a
+# time. Not part of `make test`.
+stress: build
+	tests/stress.sh -b $(BUILD)
 
 bench: build
 	$(BUILD)/bench/ibfab_bench

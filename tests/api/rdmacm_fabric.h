@@ -13,15 +13,12 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <thread>
 #include <vector>
 
+#include "tests/api/blocked_call.h"
 #include "tests/api/verbs_fabric.h"
 
 namespace ibfab::testing {
@@ -79,22 +76,6 @@ inline rdma_cm_event expect_event(rdma_event_channel* ch, rdma_cm_event_type typ
   copy = *e;
   rdma_ack_cm_event(e);
   return copy;
-}
-
-// Runs `call` on a thread of its own and expects it to be still waiting
-// 300 ms later, then to return `want` once `release` has run.
-inline void expect_waits_for(const std::function<int()>& call, const std::function<void()>& release, int want = 0) {
-  std::atomic<bool> done{false};
-  std::atomic<int> status{-2};
-  std::thread t([&] {
-    status = call();
-    done = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(done.load());
-  release();
-  t.join();
-  EXPECT_EQ(status.load(), want);
 }
 
 struct Endpoint {

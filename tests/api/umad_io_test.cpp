@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fabric/wire/byte_cursor.h"
+#include "tests/api/blocked_call.h"
 #include "tests/api/embedded_port.h"
 
 namespace {
@@ -50,17 +51,30 @@ TEST_F(UmadIo, SendRejectsWhatIsNoMadAndAgentsItDoesNotHave) {
   EXPECT_EQ(umad_send(fd_, agent_ + 5, u.data(), 256, 100, 0), -EINVAL) << "not our agent";
 }
 
-void* blocked_recv(void* fd) {
+struct BlockedRecv {
+  int fd = -1;
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> returned{false};
+};
+
+void* blocked_recv(void* arg) {
+  auto* r = static_cast<BlockedRecv*>(arg);
+  r->tid = static_cast<pid_t>(::syscall(SYS_gettid));
   std::vector<uint8_t> u(umad_size() + 256);
   int len = 256;
-  umad_recv(*static_cast<int*>(fd), u.data(), &len, -1);  // waits for ever
+  umad_recv(r->fd, u.data(), &len, -1);  // waits for ever
+  r->returned = true;
   return nullptr;
 }
 
 TEST_F(UmadIo, ABlockingRecvIsACancellationPoint) {
+  BlockedRecv r;
+  r.fd = fd_;
   pthread_t t;
-  ASSERT_EQ(pthread_create(&t, nullptr, blocked_recv, &fd_), 0);
-  ::usleep(50'000);  // let it block in umad_recv
+  ASSERT_EQ(pthread_create(&t, nullptr, blocked_recv, &r), 0);
+  while (r.tid.load() == 0) std::this_thread::yield();
+  // Cancelled while it waits in umad_recv's poll, not before it gets there.
+  EXPECT_TRUE(ibfab::testing::wait_until_asleep(r.tid.load(), {SYS_poll, SYS_ppoll}, r.returned));
   ASSERT_EQ(pthread_cancel(t), 0);
   void* result = nullptr;
   ASSERT_EQ(pthread_join(t, &result), 0);

@@ -35,7 +35,9 @@ inline ibv_device* device(int index) {
 }
 
 // Polls `cq` until `n` completions arrived or `ms` passed; returns them.
-inline std::vector<ibv_wc> poll_for(ibv_cq* cq, std::size_t n, int ms = 2000) {
+// The default deadline only decides when a test that waits for completions
+// that never come gives up.
+inline std::vector<ibv_wc> poll_for(ibv_cq* cq, std::size_t n, int ms = 30000) {
   std::vector<ibv_wc> out;
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   while (out.size() < n && std::chrono::steady_clock::now() < end) {
@@ -44,6 +46,17 @@ inline std::vector<ibv_wc> poll_for(ibv_cq* cq, std::size_t n, int ms = 2000) {
     if (k < 0) break;
     out.insert(out.end(), wc, wc + k);
   }
+  return out;
+}
+
+// Exactly `n` completions expected on `cq`: waits for them (as poll_for),
+// then takes any more that come within `quiet_ms`; returns them all. Late
+// completions cannot fail the test; the short look for extras can only
+// miss one that comes later still.
+inline std::vector<ibv_wc> poll_exactly(ibv_cq* cq, std::size_t n, int quiet_ms = 150) {
+  std::vector<ibv_wc> out = poll_for(cq, n);
+  const std::vector<ibv_wc> more = poll_for(cq, 16, quiet_ms);
+  out.insert(out.end(), more.begin(), more.end());
   return out;
 }
 

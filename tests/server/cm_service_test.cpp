@@ -136,21 +136,24 @@ class CmService : public ::testing::Test {
   // The JoinState the SA holds for `host`'s port 1 in group `mgid` (0: not
   // a member), read with the engine stopped.
   uint8_t sa_member(const std::string& mgid, const std::string& host) {
-    served_.stop();
-    uint8_t state = 0;
-    const sm::McastGroup* g = served_.engine().sm()->groups()->find(*wire::Gid::parse(mgid));
-    const fabric::Hca* h = served_.engine().fabric().find_hca(host);
-    if (g && h)
-      if (auto it = g->members.find(h->port(1).guid()); it != g->members.end()) state = it->second.join_state;
-    served_.resume();
-    return state;
+    return served_.read([&] {
+      uint8_t state = 0;
+      const sm::McastGroup* g = served_.engine().sm()->groups()->find(*wire::Gid::parse(mgid));
+      const fabric::Hca* h = served_.engine().fabric().find_hca(host);
+      if (g && h)
+        if (auto it = g->members.find(h->port(1).guid()); it != g->members.end()) state = it->second.join_state;
+      return state;
+    });
   }
-  std::size_t sa_members(const std::string& mgid) {
-    served_.stop();
+  std::size_t sa_members(const std::string& mgid) { return served_.read([&] { return members(mgid); }); }
+  // Whether the SA's members of `mgid` come to none, the engine serving
+  // meanwhile.
+  bool sa_members_leave(const std::string& mgid) {
+    return served_.serve_until([&] { return members(mgid) == 0; });
+  }
+  std::size_t members(const std::string& mgid) {
     const sm::McastGroup* g = served_.engine().sm()->groups()->find(*wire::Gid::parse(mgid));
-    const std::size_t n = g ? g->members.size() : 0;
-    served_.resume();
-    return n;
+    return g ? g->members.size() : 0;
   }
 
   // H2 (10.1.0.2) joins 239.1.1.1 send-only as `uid`: the event it gets.
@@ -202,8 +205,7 @@ TEST_F(CmService, JoinGivesTheGroupsAddressVectorAndTheSaSeesOneMemberPerPort) {
   EXPECT_EQ(h1.leave(a, 77), 1);  // the join had one event
   EXPECT_EQ(sa_member(kGroup, "H1"), 0x1);
   EXPECT_EQ(h1.leave(b, 78), 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(sa_members(kGroup), 0u);
+  EXPECT_TRUE(sa_members_leave(kGroup)) << "the last leave takes the port out of the group";
   EXPECT_EQ(h1.leave(b, 78), -EADDRNOTAVAIL);  // a second leave
 }
 
@@ -376,9 +378,8 @@ TEST_F(CmService, AClientThatGoesAwayLeavesItsGroups) {
     ASSERT_EQ(h4.join(id, "239.1.1.1", 1), 0);
     ASSERT_TRUE(h4.next());
     EXPECT_EQ(sa_member(kGroup, "H4"), 0x1);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ(sa_members(kGroup), 0u);
+  }  // the connection closes
+  EXPECT_TRUE(sa_members_leave(kGroup)) << "the port left the group with the connection";
 }
 
 class CmServiceOldSm : public CmService {

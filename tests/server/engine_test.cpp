@@ -8,12 +8,10 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "api/client/session.h"
 #include "api/server/engine.h"
@@ -21,6 +19,7 @@
 #include "api/client/socket_path.h"
 #include "fabric/mad/node_info.h"
 #include "fabric/wire/byte_cursor.h"
+#include "tests/server/engine_thread.h"
 
 namespace ibfab::api {
 namespace {
@@ -30,26 +29,13 @@ namespace {
 class Served : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = "/tmp/ibfab-test-" + std::to_string(::getpid()) + ".sock";
-    EngineOptions o;
-    o.topology = "fat-tree:2:4";
-    engine_ = new Engine(o);
-    ASSERT_EQ(engine_->bring_up(), "");
-    std::string error;
-    listen_fd_ = listen_at(path_, error);
-    ASSERT_GE(listen_fd_, 0) << error;
+    served_ = new testing::EngineThread;
+    ASSERT_EQ(served_->start({}, "test"), "");
+    path_ = served_->path();
     ::setenv("IBFAB_SOCKET", path_.c_str(), 1);
     ::setenv("IBFAB_NODE", "H3", 1);
-    thread_ = new std::thread([] { engine_->serve(listen_fd_, stop_); });
   }
-  static void TearDownTestSuite() {
-    stop_ = true;
-    thread_->join();
-    delete thread_;
-    delete engine_;
-    ::close(listen_fd_);
-    ::unlink(path_.c_str());
-  }
+  static void TearDownTestSuite() { delete served_; }
 
   // Builds a 256-byte MAD: base version 1, class, version, method, TID.
   static std::array<uint8_t, 256> mad(uint8_t mgmt_class, uint8_t version, uint8_t method, uint16_t attr,
@@ -91,11 +77,8 @@ class Served : public ::testing::Test {
     return env;
   }
 
+  static inline testing::EngineThread* served_ = nullptr;
   static inline std::string path_;
-  static inline Engine* engine_ = nullptr;
-  static inline int listen_fd_ = -1;
-  static inline std::thread* thread_ = nullptr;
-  static inline std::atomic<bool> stop_{false};
 };
 
 TEST_F(Served, TheSocketRefusesOtherUsers) {
@@ -248,10 +231,12 @@ TEST_F(Served, AClientThatLeavesLosesItsAgents) {
   RegisterAgent same = vendor;
   same.handle = other;
   EXPECT_LT(s->register_agent(same), 0) << "the HCA has a taker for unsolicited Gets of class 0x09 already";
+  Engine& engine = served_->engine();
+  const std::size_t open = served_->read([&] { return engine.clients(); });
   ::close(second);
   ::close(fd);
+  ASSERT_TRUE(served_->serve_until([&] { return engine.clients() <= open - 2; })) << "the engine saw both ports close";
   // The registration went with the connection: the same one is free again.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const int again = s->open_mad_port(1, handle);
   vendor.handle = handle;
   EXPECT_EQ(s->register_agent(vendor), 0);

@@ -3,9 +3,11 @@
 // they name a topology), brought up, and served on a private socket by a
 // thread of the test, as `ibfab serve` serves it. stop() pauses serving so
 // that the test may read or change the fabric; resume() goes on.
+// serve_until() waits for a state of the engine rather than for a time.
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -44,6 +46,30 @@ class EngineThread {
   void resume() {
     stop_ = false;
     thread_ = std::thread([this] { engine_->serve(listen_fd_, stop_); });
+  }
+  // Serves rounds on the calling thread, the engine's own thread stopped,
+  // until `holds()` (called between rounds, so it may read the engine) is
+  // true or `deadline` has passed; the engine's thread then serves again.
+  // Whether it held. The deadline only decides when to give up.
+  template <class Pred>
+  bool serve_until(Pred holds, std::chrono::seconds deadline = std::chrono::seconds(60)) {
+    stop();
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    bool held = holds();
+    while (!held && std::chrono::steady_clock::now() < end) {
+      engine_->serve_once(listen_fd_, 100);
+      held = holds();
+    }
+    resume();
+    return held;
+  }
+  // What `read()` returns, called with the engine's thread stopped.
+  template <class Read>
+  auto read(Read read) {
+    stop();
+    auto value = read();
+    resume();
+    return value;
   }
   const std::string& path() const { return path_; }
   Engine& engine() { return *engine_; }

@@ -103,7 +103,7 @@ def start_flood(flood_client, engine, n, mode):
                              stderr=subprocess.STDOUT, text=True, env=env)
         procs.append((p, Output(p.stdout)))
     for p, out in procs:
-        if not out.wait_for("^flooding$", 30):
+        if not out.wait_for("^flooding$", 60):
             raise RuntimeError("a flood client did not start:\n" + out.text(1))
     return procs
 
@@ -186,7 +186,7 @@ def case_partial(ibfab, flood_client, sa_latency, tmp):
             done = out.wait_for("^partial: ", 60)
             print(out.text(0).strip())
             check(done, "the client sent its fragments", failures)
-            check(engine.out.wait_for(DROPPED, 10), "the engine logs a client dropped over its budget", failures)
+            check(engine.out.wait_for(DROPPED, 60), "the engine logs a client dropped over its budget", failures)
             peak = proc_status(engine.proc.pid, "VmHWM")
             print(f"the engine's resident size: {before // 1024} MiB before, peak {peak // 1024} MiB")
             check(peak - before <= RSS_GROWTH_MIB * 1024,
@@ -228,7 +228,7 @@ def case_refusals(ibfab, flood_client, tmp, serve_args, nofile, count, held_expe
                                    text=True, timeout=60)
                 print(r.stdout.strip())
                 check(re.search(exec_says, r.stdout), "libibverbs says why it was refused", failures)
-            check(engine.out.wait_for("refused .*connection", 10), "the engine logs the refusals", failures)
+            check(engine.out.wait_for("refused .*connection", 60), "the engine logs the refusals", failures)
             start = cpu_seconds(engine.proc.pid)
             time.sleep(2)  # an interval to measure the engine's CPU time over, not a synchronisation
             used = cpu_seconds(engine.proc.pid) - start
@@ -236,7 +236,7 @@ def case_refusals(ibfab, flood_client, tmp, serve_args, nofile, count, held_expe
             check(used <= 0.2, "the engine does not spin", failures)
             p.stdin.write("query\n")
             p.stdin.flush()
-            check(out.wait_for(f"^answered {held} of {held}$", 30), "it still answers every connection it holds",
+            check(out.wait_for(f"^answered {held} of {held}$", 60), "it still answers every connection it holds",
                   failures)
         finally:
             p.stdin.close()

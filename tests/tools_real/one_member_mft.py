@@ -5,8 +5,9 @@ usage: one_member_mft.py IBFAB LEAVER
 
 On `IBFAB serve --topology fat-tree:2:4`, once with the built-in SM and once
 with OpenSM (opensm on H1, `--sm none`), a receiver `mckey -m 239.1.1.9 -C 1`
-joins on H2, then a member `mckey -m 239.1.1.9 -C 0` joins on LEAVER and
-leaves about 3 s later (H1 shares H2's leaf; H3 is on another). `ibroute -a
+joins on H2, then a member `mckey -m 239.1.1.9 -C 0` joins on LEAVER, is
+held (stopped) while the switches are read, and then leaves (H1 shares H2's
+leaf; H3 is on another). `ibroute -a
 -M` of every switch (what the real switches hold, read by SMP) must show
 the group's MLID on the receiver's leaf while both are members, and, once
 the member has left, on no switch at all: both SMs drop a group's tree when
@@ -66,32 +67,40 @@ def check(ibfab, leaver, opensm):
                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 procs.append(receiver)
                 rout = Output(receiver.stdout)
-                if rout.wait_for("joined dgid", 30):
+                if rout.wait_for("joined dgid", 60):
                     break
                 receiver.wait()
-                time.sleep(0.5)
+                time.sleep(0.5)  # between two attempts; what is waited for is a join that succeeds
             else:
                 print(f"{name}: the receiver never joined:\n" + rout.text(1))
                 return False
             mlid = int(re.search(r"mlid (0x[0-9a-f]+)", rout.text(0))[1], 16)
+            # A process group of its own: the member (ibfab exec and mckey)
+            # is stopped once it has joined, so that it is still a member
+            # however long reading the switches takes, and continued to
+            # leave once they have been read.
             member = subprocess.Popen(exec_on(leaver) + ["stdbuf", "-oL", "mckey", "-m", "239.1.1.9", "-C", "0"],
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                      start_new_session=True)
             procs.append(member)
             mout = Output(member.stdout)
-            if not mout.wait_for("joined dgid", 30):
+            if not mout.wait_for("joined dgid", 60):
                 print(f"{name}: the member on {leaver} never joined:\n" + mout.text(1))
                 return False
-            deadline = time.time() + 2
-            while sum(1 for n in mft_rows(ibfab, sock, mlid).values() if n) < 1 and time.time() < deadline:
-                time.sleep(0.2)
+            os.killpg(member.pid, signal.SIGSTOP)
+            # The SM programs the switches after the join's answer: the
+            # tree is read until it shows (each look reads every switch).
+            deadline = time.time() + 60
             both = mft_rows(ibfab, sock, mlid)
-            if member.wait(timeout=30) != 0:
+            while not any(both.values()) and time.time() < deadline:
+                both = mft_rows(ibfab, sock, mlid)
+            os.killpg(member.pid, signal.SIGCONT)
+            if member.wait(timeout=60) != 0:
                 print(f"{name}: the member's mckey failed:\n" + mout.text(1))
                 return False
-            deadline = time.time() + 5
+            deadline = time.time() + 60
             after = mft_rows(ibfab, sock, mlid)
             while any(after.values()) and time.time() < deadline:
-                time.sleep(0.2)
                 after = mft_rows(ibfab, sock, mlid)
             print(f"{name}, MLID {hex(mlid)}: ports set per switch LID with two members {both}, "
                   f"after {leaver} left {after}")

@@ -48,7 +48,7 @@ def run_case(ibfab, sender_program, sock, tmp, number, case):
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
             procs.append((node, p, Output(p.stdout)))
         for node, p, out in procs:
-            if not out.wait_for("mckey: joined dgid", 30):
+            if not out.wait_for("mckey: joined dgid", 60):
                 print(f"{case}: the receiver on {node} never joined:\n" + out.text(5)[-3000:])
                 return False
         if then == "mckey":

@@ -182,7 +182,7 @@ def main():
                         p.kill()
                         print(f"{background[1]} never listened on TCP:\n" + out.text(10)[-3000:])
                         return None, None
-                    time.sleep(0.05)
+                    time.sleep(0.05)  # the interval between two looks at its sockets; the wait is for the socket
                 return p, out
 
             if background and "--kill-first" in options:
@@ -194,13 +194,13 @@ def main():
                 bg.kill()
                 bg.wait()
                 left = f"client pid {bg.pid} left {background[0]} \\(verbs\\)"
-                if not served.wait_for(left, 10):
+                if not served.wait_for(left, 60):
                     print(served.text(1)[-3000:])
                     print(f"the engine never logged: {left}")
                     return 1
-                deadline = time.time() + 10
+                deadline = time.time() + 60
                 while engine_holds(serve.pid) != before and time.time() < deadline:
-                    time.sleep(0.05)
+                    time.sleep(0.05)  # the interval between two looks at /proc; the wait is for the counts
                 after = engine_holds(serve.pid)
                 print(f"the engine's file descriptors and memfd mappings: {before} before {background[1]}, "
                       f"{during} while it waited, {after} once it was killed")

@@ -20,8 +20,9 @@ trap 'kill "$serve" 2>/dev/null; wait "$serve" 2>/dev/null; rm -rf "$dir"' EXIT
 setpriv --reuid 65534 --regid 65534 --clear-groups "$ibfab" serve --topology fat-tree:2:4 --socket "$dir/s.sock" \
   > "$dir/serve.log" 2>&1 &
 serve=$!
-for _ in $(seq 100); do grep -q '^ready$' "$dir/serve.log" && break; sleep 0.1; done
-grep -q '^ready$' "$dir/serve.log" || { cat "$dir/serve.log"; exit 1; }
+# Waits for the line itself (tail follows the log as it grows and ends when
+# grep has it, or after 60 s).
+timeout 60 tail -n +1 -f "$dir/serve.log" | grep -q -m 1 '^ready$' || { cat "$dir/serve.log"; exit 1; }
 status=0
 if as_nobody unshare --user true 2>/dev/null; then
   out=$(cd "$dir" && as_nobody "$ibfab" exec --node H3 --socket "$dir/s.sock" -- sh -c \
