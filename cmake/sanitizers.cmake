@@ -2,14 +2,18 @@
 # (docs/ARCHITECTURE.md, "Sanitizers"): "address,undefined" (make check-asan)
 # or "thread" (make check-tsan). Empty: a normal build.
 #
-# The runtime is the shared one (-shared-libsan): the drop-in libraries link
-# against it and keep --no-undefined, and an uninstrumented program that
-# loads them (saquery, opensm, python3) gets it through LD_PRELOAD=
+# Under ASan the runtime is the shared one (-shared-libsan): the drop-in
+# libraries link against it and keep --no-undefined, and an uninstrumented
+# program that loads them (saquery, opensm) gets it through LD_PRELOAD=
 # IBFAB_SANITIZER_RUNTIME, which ibfab_finish_tests() sets for the tests
-# that run such programs.
+# that run such programs. Under TSan it is the static one, in each
+# executable (clang 14's shared TSan runtime crashes at start, even in a
+# program of one line): the drop-in libraries leave its symbols undefined
+# (IBFAB_LINK_NO_UNDEFINED off), and no uninstrumented program can load them.
 set(IBFAB_SANITIZE "" CACHE STRING
   "Build with these sanitizers (clang): address,undefined or thread; empty for none")
 set(IBFAB_SANITIZER_RUNTIME "")
+set(IBFAB_LINK_NO_UNDEFINED ON)
 set(_scale 1)
 
 if(IBFAB_SANITIZE)
@@ -31,15 +35,20 @@ if(IBFAB_SANITIZE)
     list(APPEND _flags -fno-sanitize-recover=undefined)
   endif()
   add_compile_options(${_flags})
-  add_link_options(${_flags} -shared-libsan)
-  execute_process(
-    COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.${_runtime}-${CMAKE_SYSTEM_PROCESSOR}.so
-    OUTPUT_VARIABLE IBFAB_SANITIZER_RUNTIME OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(NOT EXISTS "${IBFAB_SANITIZER_RUNTIME}")
-    message(FATAL_ERROR "IBFAB_SANITIZE: no shared ${_runtime} runtime (${IBFAB_SANITIZER_RUNTIME})")
+  add_link_options(${_flags})
+  if(_runtime STREQUAL "asan")
+    add_link_options(-shared-libsan)
+    execute_process(
+      COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so
+      OUTPUT_VARIABLE IBFAB_SANITIZER_RUNTIME OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT EXISTS "${IBFAB_SANITIZER_RUNTIME}")
+      message(FATAL_ERROR "IBFAB_SANITIZE: no shared ASan runtime (${IBFAB_SANITIZER_RUNTIME})")
+    endif()
+    get_filename_component(_runtime_dir ${IBFAB_SANITIZER_RUNTIME} DIRECTORY)
+    add_link_options(LINKER:-rpath,${_runtime_dir})
+  else()
+    set(IBFAB_LINK_NO_UNDEFINED OFF)
   endif()
-  get_filename_component(_runtime_dir ${IBFAB_SANITIZER_RUNTIME} DIRECTORY)
-  add_link_options(LINKER:-rpath,${_runtime_dir})
   # RelWithDebInfo (make check-asan, check-tsan): optimised enough to run
   # the suite in time, file:line in the reports, and assert() kept.
   set(CMAKE_C_FLAGS_RELWITHDEBINFO "-O1 -gline-tables-only")
