@@ -14,10 +14,10 @@ supp=$(cd "$(dirname "$0")/../tests/sanitizers" && pwd)
 reports=$build/sanitizer-reports
 rm -rf "$reports" && mkdir -p "$reports"
 
-export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:check_initialization_order=1:strict_init_order=1"
+export ASAN_OPTIONS="log_path=$reports/report:suppressions=$supp/asan.supp:detect_leaks=1:check_initialization_order=1:strict_init_order=1"
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
-export TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$supp/tsan.supp:second_deadlock_stack=1:history_size=4"
+export UBSAN_OPTIONS="log_path=$reports/report:print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+export TSAN_OPTIONS="log_path=$reports/report:suppressions=$supp/tsan.supp:second_deadlock_stack=1:history_size=4"
 
 (cd "$build" && ctest "$@")
 status=$?
