@@ -4,13 +4,37 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 SCENARIO ?= scenarios/quickstart.yaml
 
-.PHONY: run test stress build deps configure bench anchor clean
+.PHONY: run test stress build deps configure bench anchor clean check-asan check-tsan
 
 run: build
 	$(BUILD)/tools/ibfab run $(SCENARIO)
 
+# The Release suite, then the sanitizer runs (check-asan, check-tsan).
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) check-asan
+	$(MAKE) check-tsan
+
+# Sanitizer builds, each in its own directory (docs/ARCHITECTURE.md,
+# "Sanitizers"); scripts/sanitizer_ctest.sh fails on any report of any
+# process. check-asan: the whole suite under AddressSanitizer and
+# UndefinedBehaviorSanitizer (no fuzzers: they run sanitized in BUILD),
+# except the tests labelled "timing". check-tsan: the tests of the engine's
+# thread and its clients (label "threaded") under ThreadSanitizer.
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+SANITIZE_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+  $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+
+check-asan: deps
+	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) $(SANITIZE_CMAKE) -DIBFAB_SANITIZE=address,undefined
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	scripts/sanitizer_ctest.sh $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE timing
+
+check-tsan: deps
+	@test -f $(TSAN_BUILD)/CMakeCache.txt || cmake -S . -B $(TSAN_BUILD) $(SANITIZE_CMAKE) -DIBFAB_SANITIZE=thread
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target threaded_tests
+	scripts/sanitizer_ctest.sh $(TSAN_BUILD) --output-on-failure -j $(JOBS) -L threaded
 
 # The engine's, the libraries' and the quick served tests 20 times in a row
 # beside two CPU-bound processes (tests/stress.sh): no test may wait for a
@@ -45,4 +69,4 @@ deps:
 	@scripts/setup-deps.sh
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -23,8 +23,10 @@ function(ibfab_dropin_library name)
   target_link_libraries(${name} PRIVATE ${name}_objects ibfab_client ibfab_embedded ${A_LINK})
   target_link_options(${name} PRIVATE
     "LINKER:--version-script=${A_MAP}"
-    "LINKER:--no-undefined"
     "LINKER:--as-needed")
+  if(IBFAB_LINK_NO_UNDEFINED)  # off under TSan (cmake/sanitizers.cmake)
+    target_link_options(${name} PRIVATE "LINKER:--no-undefined")
+  endif()
   set_target_properties(${name} PROPERTIES
     LINKER_LANGUAGE CXX
     OUTPUT_NAME ${A_OUTPUT_NAME}

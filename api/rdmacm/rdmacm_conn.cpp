@@ -32,7 +32,7 @@ bool make_connect(Id& id, const void* data, std::size_t len, uint32_t qp_num, ap
   }
   req.id = id.handle;
   req.qp_num = qp_num;
-  std::memcpy(req.private_data, id.connect_data.data(), id.connect_data.size());
+  if (!id.connect_data.empty()) std::memcpy(req.private_data, id.connect_data.data(), id.connect_data.size());
   if (len) std::memcpy(req.private_data + id.connect_data.size(), data, len);
   req.private_data_len = static_cast<uint32_t>(total);
   return true;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <iterator>
 
+#include "api/c_enum_argument.h"
 #include "api/rdmacm/export.h"
 
 namespace ibfab::rdmacm {
@@ -26,7 +27,7 @@ static_assert(std::size(kEventNames) == RDMA_CM_EVENT_TIMEWAIT_EXIT + 1);
 }  // namespace
 }  // namespace ibfab::rdmacm
 
-IBFAB_RDMACM_EXPORT const char* rdma_event_str(rdma_cm_event_type event) {
+IBFAB_RDMACM_EXPORT IBFAB_C_ENUM_ARGUMENT const char* rdma_event_str(rdma_cm_event_type event) {
   const auto& names = ibfab::rdmacm::kEventNames;
   const long value = static_cast<long>(event);
   if (value < 0 || value >= static_cast<long>(std::size(names))) return "UNKNOWN EVENT";

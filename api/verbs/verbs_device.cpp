@@ -21,10 +21,11 @@ namespace ibfab::verbs {
 namespace {
 
 // The devices of this process, made once and never freed: applications
-// keep ibv_device pointers past ibv_free_device_list.
+// keep ibv_device pointers past ibv_free_device_list, and may use them in
+// exit handlers, after static destructors (hence a list never destroyed).
 std::vector<Device*>& devices() {
   static std::mutex mu;
-  static std::vector<Device*> list;
+  static std::vector<Device*>& list = *new std::vector<Device*>;
   static bool made = false;
   std::lock_guard lock(mu);
   if (made) return list;

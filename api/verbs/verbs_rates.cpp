@@ -9,6 +9,7 @@
 //   mbps_to_ibv_rate: the inverse, exact values only, IBV_RATE_MAX otherwise.
 #include <infiniband/verbs.h>
 
+#include "api/c_enum_argument.h"
 #include "api/verbs/export.h"
 
 namespace ibfab::verbs {
@@ -55,7 +56,7 @@ const Rate* find(int Rate::*field, int value) {
   return nullptr;
 }
 
-const Rate* find_code(ibv_rate code) {
+const Rate* find_code(int code) {
   for (const Rate& rate : kRates)
     if (rate.code == code) return &rate;
   return nullptr;
@@ -64,7 +65,7 @@ const Rate* find_code(ibv_rate code) {
 }  // namespace
 }  // namespace ibfab::verbs
 
-IBFAB_VERBS_EXPORT int ibv_rate_to_mult(ibv_rate rate) {
+IBFAB_VERBS_EXPORT IBFAB_C_ENUM_ARGUMENT int ibv_rate_to_mult(ibv_rate rate) {
   const auto* entry = ibfab::verbs::find_code(rate);
   return entry != nullptr ? entry->mult : -1;
 }
@@ -75,7 +76,7 @@ IBFAB_VERBS_EXPORT ibv_rate mult_to_ibv_rate(int mult) {
   return entry != nullptr ? entry->code : IBV_RATE_MAX;
 }
 
-IBFAB_VERBS_EXPORT int ibv_rate_to_mbps(ibv_rate rate) {
+IBFAB_VERBS_EXPORT IBFAB_C_ENUM_ARGUMENT int ibv_rate_to_mbps(ibv_rate rate) {
   const auto* entry = ibfab::verbs::find_code(rate);
   return entry != nullptr ? entry->mbps : -1;
 }

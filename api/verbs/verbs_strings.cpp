@@ -9,6 +9,7 @@
 #include <iterator>
 #include <span>
 
+#include "api/c_enum_argument.h"
 #include "api/verbs/export.h"
 
 namespace ibfab::verbs {
@@ -107,18 +108,18 @@ static_assert(std::size(kWcStatuses) - 1 == IBV_WC_TM_RNDV_INCOMPLETE);
 
 using ibfab::verbs::Names;
 
-IBFAB_VERBS_EXPORT const char* ibv_node_type_str(ibv_node_type node_type) {
+IBFAB_VERBS_EXPORT IBFAB_C_ENUM_ARGUMENT const char* ibv_node_type_str(ibv_node_type node_type) {
   return Names{IBV_NODE_CA, ibfab::verbs::kNodeTypes}(node_type);
 }
 
-IBFAB_VERBS_EXPORT const char* ibv_port_state_str(ibv_port_state port_state) {
+IBFAB_VERBS_EXPORT IBFAB_C_ENUM_ARGUMENT const char* ibv_port_state_str(ibv_port_state port_state) {
   return Names{IBV_PORT_NOP, ibfab::verbs::kPortStates}(port_state);
 }
 
-IBFAB_VERBS_EXPORT const char* ibv_event_type_str(ibv_event_type event) {
+IBFAB_VERBS_EXPORT IBFAB_C_ENUM_ARGUMENT const char* ibv_event_type_str(ibv_event_type event) {
   return Names{IBV_EVENT_CQ_ERR, ibfab::verbs::kEventTypes}(event);
 }
 
-IBFAB_VERBS_EXPORT const char* ibv_wc_status_str(ibv_wc_status status) {
+IBFAB_VERBS_EXPORT IBFAB_C_ENUM_ARGUMENT const char* ibv_wc_status_str(ibv_wc_status status) {
   return Names{IBV_WC_SUCCESS, ibfab::verbs::kWcStatuses}(status);
 }

@@ -151,7 +151,7 @@ void fill_switch(const SwitchGraph& g, uint32_t s, const std::vector<Dist>& dist
   std::fill(sc.c_mask.begin(), sc.c_mask.begin() + words, uint16_t{0});
   Candidates c(sc.c_slot.data(), sc.c_port.data(), sc.c_load.data());
   uint32_t* load = sc.load.data();
-  const uint8_t* link_port = &g.link_port[first];
+  const uint8_t* link_port = g.link_port.data() + first;  // no links: past the end, never read
 
   uint8_t* lft = out.lft[s].data();
   uint8_t* hops = &out.hops[std::size_t{s} * n];

@@ -111,14 +111,16 @@ TEST_F(RdmacmMcast, SendOnlyJoinIsNotAttached) {
   ASSERT_TRUE(ea && eb && ec);
   EXPECT_EQ(eb->status, 0);
   EXPECT_EQ(eb->param.ud.ah_attr.dlid, ea->param.ud.ah_attr.dlid);  // one group
-  ibv_ah* ah = ibv_create_ah(a.id->pd, &ea->param.ud.ah_attr);
+  // The group's address, kept: rdma_ack_cm_event frees the events.
+  ibv_ah_attr group = ea->param.ud.ah_attr;
+  ibv_ah* ah = ibv_create_ah(a.id->pd, &group);
   ASSERT_NE(ah, nullptr);
   for (rdma_cm_event* e : {ea, eb, ec}) rdma_ack_cm_event(e);
   ASSERT_EQ(a.send(a.id, ah, kMcastQpn, RDMA_UDP_QKEY, 4096, 32), 0);
   EXPECT_EQ(poll_for(c.id->recv_cq, 1).size(), 1u);
   EXPECT_EQ(poll_for(b.id->recv_cq, 1, 300).size(), 0u);
   // The send-only member can send to the group itself.
-  ibv_ah* ah_b = ibv_create_ah(b.id->pd, &ea->param.ud.ah_attr);
+  ibv_ah* ah_b = ibv_create_ah(b.id->pd, &group);
   ASSERT_NE(ah_b, nullptr);
   ASSERT_EQ(c.post_recv(c.id, 2, 256, 256), 0);
   ASSERT_EQ(b.send(b.id, ah_b, kMcastQpn, RDMA_UDP_QKEY, 4096, 32), 0);

@@ -2,6 +2,7 @@
 // traps: two SubnetManagers on one fabric, talking only through SMPs. The
 // checks look at the fabric itself (LIDs, MasterSMLID, real LFTs and MFTs)
 // and ask SMInfo from a third host, as smpquery would.
+#include <array>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -370,7 +371,11 @@ struct TrapSender : fabric::MadAgent {
     n.producer_type = mad::producer_type::kSwitch;
     n.trap_number = mad::trap_number::kLinkStateChanged;
     n.issuer_lid = hca.port(1).lid;
-    n.pack(MadClient::smp_data(m));
+    // An SMP's data holds the Notice's first 64 of its 80 bytes (no IssuerGID).
+    std::array<uint8_t, mad::Notice::kSize> notice{};
+    n.pack(notice);
+    const std::span<uint8_t> data = MadClient::smp_data(m);
+    std::copy_n(notice.begin(), data.size(), data.begin());
     fabric::MadAddress a;
     a.lid = to_lid;
     hca.send_mad(id, a, m);
