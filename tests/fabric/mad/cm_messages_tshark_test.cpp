@@ -2,11 +2,14 @@
 // each, packed by us with every field distinct (cm_samples.h), in a CM MAD
 // on QP1 in a capture; every field tshark decodes must be the value we
 // packed. Wireshark 4.0 dissects REQ, REP, RTU, REJ, DREQ and DREP field by
-// field; of MRA, LAP and APR it names the message only ("Dissector Not
-// Implemented"), so for those the test checks the name and AttributeID.
+// field (and a REQ's private data as rdma_cm's IP header when the
+// ServiceID is rdma_cm's); of MRA, LAP and APR it names the message only
+// ("Dissector Not Implemented"), so for those the test checks the name and
+// AttributeID.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -83,9 +86,21 @@ TEST(CmMessagesTshark, WiresharkDecodesTheMessagesAsPacked) {
   const CmDrep drep = testing::sample_drep();
   const CmLap lap = testing::sample_lap();
   const CmApr apr = testing::sample_apr();
+  // A REQ as rdma_cm sends it: an RDMA_PS_TCP ServiceID (0x0106, port
+  // 20000) and, in the private data, rdma_cm's IP header (version 0, IP
+  // version 4, source port, source and destination as IPv4-mapped
+  // addresses) before 56 bytes of the consumer's data.
+  CmReq rdma_cm_req = req;
+  rdma_cm_req.service_id = 0x0000000001064e20ull;
+  const std::vector<uint8_t> ip_header = {0x00, 0x40, 0x12, 0x34,                      // version, IPv4, port 0x1234
+                                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 192, 168, 0, 1,  // source
+                                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 192, 168, 0, 2}; // destination
+  std::copy(ip_header.begin(), ip_header.end(), rdma_cm_req.private_data.begin());
+  const std::span<const uint8_t> consumer_data = std::span<const uint8_t>(rdma_cm_req.private_data).subspan(36);
   const std::vector<CmMad> mads = {make_cm_mad(0x101, req),  make_cm_mad(0x102, mra), make_cm_mad(0x103, rep),
                                    make_cm_mad(0x104, rtu),  make_cm_mad(0x105, rej), make_cm_mad(0x106, dreq),
-                                   make_cm_mad(0x107, drep), make_cm_mad(0x108, lap), make_cm_mad(0x109, apr)};
+                                   make_cm_mad(0x107, drep), make_cm_mad(0x108, lap), make_cm_mad(0x109, apr),
+                                   make_cm_mad(0x10a, rdma_cm_req)};
   const testing::Capture capture;
   ASSERT_EQ(capture.write(mads), "");
 
@@ -158,8 +173,19 @@ TEST(CmMessagesTshark, WiresharkDecodesTheMessagesAsPacked) {
       {"infiniband.cm.drsp.remotecommid", hex(drep.remote_comm_id)},
       {"infiniband.cm.drsp.private", hex_bytes(drep.private_data)},
   };
-  const std::vector<std::map<std::string, std::string>> wants = {want_req, want_rep, want_rtu,
-                                                                 want_rej, want_dreq, want_drep};
+  const std::map<std::string, std::string> want_rdma_cm_req = {
+      {"infiniband.cm.req.serviceid", hex(rdma_cm_req.service_id)},
+      {"infiniband.cm.req.serviceid.protocol", "0x06"},
+      {"infiniband.cm.req.serviceid.dport", "20000"},
+      {"infiniband.cm.req.localqpn", hex(rdma_cm_req.local_qpn)},
+      {"infiniband.cm.req.ip_cm.ipv", "4"},
+      {"infiniband.cm.req.ip_cm.sport", "0x1234"},
+      {"infiniband.cm.req.ip_cm.sip4", "192.168.0.1"},
+      {"infiniband.cm.req.ip_cm.dip4", "192.168.0.2"},
+      {"infiniband.cm.req.ip_cm.private", hex_bytes(consumer_data)},
+  };
+  const std::vector<std::map<std::string, std::string>> wants = {want_req,  want_rep,  want_rtu,        want_rej,
+                                                                 want_dreq, want_drep, want_rdma_cm_req};
   std::vector<std::string> fields = {"infiniband.mad.mgmtclass", "infiniband.mad.classversion",
                                      "infiniband.mad.method", "infiniband.mad.attributeid",
                                      "infiniband.mad.transactionid"};
@@ -169,8 +195,8 @@ TEST(CmMessagesTshark, WiresharkDecodesTheMessagesAsPacked) {
   ASSERT_EQ(rows.size(), mads.size());
 
   // Every message: a CM Send of ClassVersion 2 with its AttributeID and TID.
-  const uint16_t attrs[] = {cm_attr::kReq, cm_attr::kMra,  cm_attr::kRep,  cm_attr::kRtu, cm_attr::kRej,
-                            cm_attr::kDreq, cm_attr::kDrep, cm_attr::kLap, cm_attr::kApr};
+  const uint16_t attrs[] = {cm_attr::kReq,  cm_attr::kMra,  cm_attr::kRep, cm_attr::kRtu, cm_attr::kRej,
+                            cm_attr::kDreq, cm_attr::kDrep, cm_attr::kLap, cm_attr::kApr, cm_attr::kReq};
   for (std::size_t i = 0; i < rows.size(); ++i)
     testing::expect_fields(rows[i], i, {{"infiniband.mad.mgmtclass", "0x07"}, {"infiniband.mad.classversion", "0x02"},
                                         {"infiniband.mad.method", "0x03"}, {"infiniband.mad.attributeid", hex(attrs[i])},
@@ -181,6 +207,7 @@ TEST(CmMessagesTshark, WiresharkDecodesTheMessagesAsPacked) {
   testing::expect_fields(rows[4], 4, want_rej);
   testing::expect_fields(rows[5], 5, want_dreq);
   testing::expect_fields(rows[6], 6, want_drep);
+  testing::expect_fields(rows[9], 9, want_rdma_cm_req);
 
   // MRA, LAP and APR: Wireshark names them by their AttributeID.
   const std::string text = testing::run_tshark(capture.path(), "-V");
