@@ -77,7 +77,7 @@ struct CmRej {
   uint32_t remote_comm_id = 0;           // 0 when rejecting a REQ
   uint8_t message_rejected = 0;          // 2 bits, cm_rej_msg::
   uint8_t reject_info_length = 0;        // 7 bits: the bytes of `ari` that count
-  CmRejReason reason = CmRejReason::kConsumerReject;
+  CmRejReason reason = CmRejReason::kConsumerReject;  // what rdma_reject sends
   std::array<uint8_t, kAriSize> ari{};
   std::array<uint8_t, kPrivateDataSize> private_data{};
 
