@@ -27,7 +27,7 @@ using CmMad = std::array<uint8_t, wire::kMadSize>;
 using CmData = std::span<uint8_t, kCmDataSize>;
 using ConstCmData = std::span<const uint8_t, kCmDataSize>;
 
-// CM AttributeIDs (IBTA 1.3 vol 1, Table 97).
+// CM AttributeIDs (IBTA 1.3 vol 1, 12.6).
 namespace cm_attr {
 inline constexpr uint16_t kClassPortInfo = 0x0001;
 inline constexpr uint16_t kReq = 0x0010;

@@ -1,6 +1,6 @@
 #pragma once
 // Service ID Resolution messages of the Communication Manager (IBTA 1.3
-// vol 1, 12.11): what rdma_cm's UD ids exchange to learn a remote QPN and
+// vol 1, chapter 12): what rdma_cm's UD ids exchange to learn a remote QPN and
 // Q_Key. Each message is the 232 bytes of a CM MAD after its 24-byte
 // common header (cm_mad.h: make_cm_mad, cm_message).
 //
