@@ -1,17 +1,118 @@
-// ib_cm's SIDR between two hosts (api/server/kernel/ib_cm.h) as rdma_cm
-// and ucma drive it in the engine: accept, reject, no listener, and ucma's
-// listen backlog.
+// ib_cm's SIDR between two hosts (api/server/kernel/ib_cm.h): alone, on a
+// fabric configured by hand (retries, repeats, answers); and as rdma_cm
+// and ucma drive it in the engine (accept, reject, no listener, ucma's
+// listen backlog).
 #include <gtest/gtest.h>
 #include <rdma/rdma_cma.h>
 
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "api/server/kernel/ib_cm.h"
+#include "fabric/model/fabric.h"
+#include "fabric/topology/topology_spec.h"
+#include "sim/simulator.h"
+#include "tests/fabric/model/hand_config.h"
 #include "tests/server/kernel/cm_service_fixture.h"
 
 namespace ibfab::api::cm_test {
 namespace {
+
+// Two hosts and a switch (line:2, LIDs and routes set by hand) with one
+// IbCm attached to both, and a user that records what it hears: H1 sends,
+// H2 receives.
+class IbCmAlone : public ::testing::Test, public IbCm::User {
+ protected:
+  IbCmAlone() : topo_(topo::load_topology("line:2")), fabric_(sim_, topo_), cm_(fabric_, *this) {
+    fabric::testing::configure_by_hand(fabric_);
+    for (uint32_t i = 0; i < fabric_.node_count(); ++i)
+      if (!fabric_.node(i).is_switch()) hosts_.push_back(static_cast<fabric::Hca*>(&fabric_.node(i)));
+    for (fabric::Hca* h : hosts_) cm_.attach(*h, 1);
+  }
+  void on_sidr_req(const SidrRequester& from, const mad::SidrReq& req) override {
+    requests_.push_back({from, req});
+    if (answer_) cm_.send_sidr_rep(from, mad::sidr_status::kValid, 0x42, 0x1111, {});
+  }
+  void on_sidr_rep(uint32_t owner, const mad::SidrRep* rep) override {
+    replies_.push_back({owner, rep ? std::optional<mad::SidrRep>(*rep) : std::nullopt, sim_.now()});
+  }
+  // A REQ from H1 to H2 for `owner`.
+  uint32_t send(uint32_t owner) {
+    fabric::MadAddress to;
+    to.lid = hosts_[1]->port(1).lid;
+    to.qpn = 1;
+    mad::SidrReq req;
+    req.service_id = 0x0111'1C06;
+    return cm_.send_sidr_req(*hosts_[0], 1, to, req, owner);
+  }
+
+  struct Reply {
+    uint32_t owner;
+    std::optional<mad::SidrRep> rep;
+    sim::Time at;
+  };
+  sim::Simulator sim_;
+  topo::Topology topo_;
+  fabric::Fabric fabric_;
+  IbCm cm_;
+  std::vector<fabric::Hca*> hosts_;
+  bool answer_ = false;
+  std::vector<std::pair<SidrRequester, mad::SidrReq>> requests_;
+  std::vector<Reply> replies_;
+};
+
+TEST_F(IbCmAlone, RepeatsOfAnUnansweredReqReachTheUserOnceAndTheSenderHearsOfTheTimeout) {
+  const uint32_t request_id = send(7);
+  sim_.run();  // 16 tries, 4,096 ms apart; the last unanswered for 4,096 ms
+  ASSERT_EQ(requests_.size(), 1u);
+  EXPECT_EQ(requests_[0].second.request_id, request_id);
+  EXPECT_EQ(requests_[0].second.service_id, 0x0111'1C06u);
+  EXPECT_EQ(requests_[0].first.hca, hosts_[1]);
+  ASSERT_EQ(replies_.size(), 1u);
+  EXPECT_EQ(replies_[0].owner, 7u);
+  EXPECT_FALSE(replies_[0].rep);
+  EXPECT_EQ(replies_[0].at, sim::Time::ms(16 * 4096));
+  // Answered too late: the sender waits for that REP no more.
+  cm_.send_sidr_rep(requests_[0].first, mad::sidr_status::kRejected, 0, 0, {});
+  sim_.run();
+  EXPECT_EQ(replies_.size(), 1u);
+}
+
+TEST_F(IbCmAlone, AnAnsweredReqEndsItsRetriesAndItsRepReachesTheSender) {
+  answer_ = true;
+  send(9);
+  sim_.run();
+  EXPECT_EQ(requests_.size(), 1u);
+  ASSERT_EQ(replies_.size(), 1u);
+  EXPECT_EQ(replies_[0].owner, 9u);
+  ASSERT_TRUE(replies_[0].rep);
+  EXPECT_EQ(replies_[0].rep->status, mad::sidr_status::kValid);
+  EXPECT_EQ(replies_[0].rep->qpn, 0x42u);
+  EXPECT_EQ(replies_[0].rep->q_key, 0x1111u);
+  EXPECT_EQ(replies_[0].rep->service_id, 0x0111'1C06u);
+  EXPECT_LT(replies_[0].at, sim::Time::ms(4096)) << "answered before any retry";
+  // Each REQ has a RequestID of its own, and each is answered.
+  send(10);
+  sim_.run();
+  EXPECT_EQ(requests_.size(), 2u);
+  EXPECT_NE(requests_[1].second.request_id, requests_[0].second.request_id);
+  ASSERT_EQ(replies_.size(), 2u);
+  EXPECT_EQ(replies_[1].owner, 10u);
+}
+
+TEST_F(IbCmAlone, ACancelledReqIsNotHeardOfAgain) {
+  const uint32_t request_id = send(11);
+  sim_.run_until(sim::Time::ms(5000));  // one retry out
+  cm_.cancel_sidr_req(request_id);
+  ASSERT_EQ(requests_.size(), 1u);
+  cm_.send_sidr_rep(requests_[0].first, mad::sidr_status::kValid, 1, 1, {});  // too late
+  sim_.run();
+  EXPECT_TRUE(replies_.empty());
+  EXPECT_EQ(requests_.size(), 1u);
+}
 
 TEST_F(CmService, SidrConnectsAcceptsAndRejects) {
   CmClient server(path(), "H2"), client(path(), "H1");
