@@ -33,8 +33,10 @@ class HostStacks {
  public:
   explicit HostStacks(std::size_t nodes) : stacks_(nodes) {}
 
-  // Builds `hca`'s stack, port by port; `each_port` runs after each port's
-  // (the caller's own per-port parts, in the same order).
+  // Builds `hca`'s stack, port by port; `each_port(port)` runs after each
+  // port's, for the caller's own per-port parts (ib_cm's agent). The HCA
+  // numbers MAD agents in the order they register, and the numbers are in
+  // the TIDs they send: port by port, SA client then CM agent.
   template <typename EachPort>
   HostStack& add(fabric::Hca& hca, EachPort&& each_port) {
     auto s = std::make_unique<HostStack>();
