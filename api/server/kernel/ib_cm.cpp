@@ -41,7 +41,7 @@ class IbCm::Agent final : public fabric::MadAgent {
   uint32_t id_ = 0;
 };
 
-IbCm::IbCm(fabric::Fabric& fabric, User& user) : fabric_(fabric), user_(user) {}
+IbCm::IbCm(fabric::Fabric& fabric, User& user) : fabric_(fabric), user_(user), connections_(fabric.sim(), *this) {}
 
 IbCm::~IbCm() {
   for (auto& [request_id, o] : outstanding_) fabric_.sim().cancel(o.timer);
@@ -52,6 +52,14 @@ void IbCm::attach(fabric::Hca& hca, uint8_t port) {
 }
 
 uint32_t IbCm::agent_id(const fabric::Hca& hca, uint8_t port) const { return agents_.at(agent_key(hca, port))->id(); }
+
+void IbCm::send_cm(fabric::Hca& hca, uint8_t port, const fabric::MadAddress& to, const mad::CmMad& mad) {
+  hca.send_mad(agent_id(hca, port), to, mad, /*keep_tid=*/true);
+}
+
+uint64_t IbCm::new_tid(fabric::Hca& hca, uint8_t port) {
+  return uint64_t{agent_id(hca, port)} << 32 | next_tid_++;
+}
 
 // --- Active side ------------------------------------------------------------
 
@@ -105,6 +113,7 @@ void IbCm::on_mad(fabric::Hca& hca, uint8_t port, const fabric::MadAddress& from
   const uint16_t attribute = wire::load_be16(&mad[16]);
   if (attribute == mad::SidrReq::kAttributeId) sidr_req(hca, port, from, mad);
   else if (attribute == mad::SidrRep::kAttributeId) sidr_rep(mad);
+  else connections_.on_mad(hca, port, from, mad);
 }
 
 void IbCm::sidr_req(fabric::Hca& hca, uint8_t port, const fabric::MadAddress& from, std::span<const uint8_t> mad) {

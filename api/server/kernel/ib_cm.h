@@ -1,8 +1,10 @@
 #pragma once
 // ib_cm (drivers/infiniband/core/cm.c): the Communication Manager's MAD
 // agent (class 0x07, method Send) on every HCA port, and the exchanges it
-// runs for its one user, rdma_cm. Today that is SIDR (IBTA 1.3 vol 1,
-// 12.11; fabric/mad/cm_sidr.h):
+// runs for its users: connections (REQ/REP/RTU, REJ, MRA, DREQ/DREP), whose
+// state machines and upward interface are ib_cm_connection.h's
+// (connections()), and SIDR (IBTA 1.3 vol 1, 12.11; fabric/mad/cm_sidr.h)
+// for rdma_cm:
 //
 // - Active side: send_sidr_req() sends a SIDR REQ with a RequestID of its
 //   own and resends it every 4,096 ms (rdma_cm's CMA_CM_RESPONSE_TIMEOUT
@@ -13,8 +15,8 @@
 //   the user holds unanswered (same HCA, requester LID and RequestID),
 //   which is dropped. The user answers each REQ it is given exactly once,
 //   at once or later, with send_sidr_rep(); that ends the hold.
-// Anything else on class 0x07 is ignored. ib_cm knows nothing of ids,
-// addresses or port spaces: those are rdma_cm's.
+// Every other message on class 0x07 goes to connections(). ib_cm knows
+// nothing of ids, addresses or port spaces: those are rdma_cm's.
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -22,6 +24,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "api/server/kernel/ib_cm_connection.h"
 #include "fabric/mad/cm_sidr.h"
 #include "fabric/model/fabric.h"
 #include "fabric/model/hca.h"
@@ -40,7 +43,7 @@ struct SidrRequester {
   uint64_t service_id = 0;
 };
 
-class IbCm {
+class IbCm final : private CmSender {
  public:
   class User {
    public:
@@ -60,6 +63,9 @@ class IbCm {
 
   // Registers the CM agent of `hca`'s `port`.
   void attach(fabric::Hca& hca, uint8_t port);
+
+  // The connections of every attached port.
+  CmConnections& connections() { return connections_; }
 
   // Sends `req` (its RequestID is filled in) from `hca`'s `port` to `to`,
   // on behalf of `owner`. Returns the RequestID.
@@ -88,6 +94,8 @@ class IbCm {
   void sidr_rep(std::span<const uint8_t> mad);
   void transmit(uint32_t request_id, Outstanding& o);
   uint32_t agent_id(const fabric::Hca& hca, uint8_t port) const;
+  void send_cm(fabric::Hca& hca, uint8_t port, const fabric::MadAddress& to, const mad::CmMad& mad) override;
+  uint64_t new_tid(fabric::Hca& hca, uint8_t port) override;
 
   fabric::Fabric& fabric_;
   User& user_;
@@ -95,6 +103,8 @@ class IbCm {
   std::unordered_map<uint32_t, Outstanding> outstanding_;        // active side, by RequestID
   std::set<std::tuple<const fabric::Hca*, uint16_t, uint32_t>> held_;  // passive: (HCA, requester LID, RequestID)
   uint32_t next_request_ = 1;
+  uint32_t next_tid_ = 0;
+  CmConnections connections_;
 };
 
 }  // namespace ibfab::api
