@@ -22,6 +22,7 @@
 #include "fabric/wire/gid.h"
 #include "tests/fabric/mad/cm_samples.h"
 #include "tests/fabric/mad/tshark_fields.h"
+#include "tests/fabric/wire/tshark_run.h"
 
 namespace ibfab::mad {
 namespace {
@@ -34,16 +35,7 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-// Bytes as tshark prints an FT_BYTES field: lower-case hex, no separators.
-std::string hex_bytes(std::span<const uint8_t> b) {
-  std::string s;
-  char buf[3];
-  for (uint8_t v : b) {
-    std::snprintf(buf, sizeof buf, "%02x", v);
-    s += buf;
-  }
-  return s;
-}
+using wire::testing::hex_bytes;
 
 // A GID as tshark prints an FT_IPv6 field.
 std::string ipv6(const Gid& g) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,6 +22,19 @@ inline std::string hex(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
+}
+
+// Bytes as tshark prints an FT_BYTES field: lower-case hex, no separators.
+// Compare such fields as text: same_value would read a long run of digits
+// as an overflowing number.
+inline std::string hex_bytes(std::span<const uint8_t> b) {
+  std::string s;
+  char buf[3];
+  for (uint8_t v : b) {
+    std::snprintf(buf, sizeof buf, "%02x", v);
+    s += buf;
+  }
+  return s;
 }
 
 // Runs tshark over `pcap` with `args` and returns what it prints (a failing

@@ -6,8 +6,11 @@
 // active side waits 64 * 2 + 4,096 = 4,224 ms for an answer to its REQ or
 // DREQ, the passive side 4,096 ms for one to its REP or DREQ.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -16,14 +19,16 @@
 
 #include "api/server/kernel/ib_cm.h"
 #include "fabric/model/fabric.h"
+#include "fabric/wire/pcap_writer.h"
 #include "fabric/topology/topology_spec.h"
 #include "sim/simulator.h"
 #include "tests/fabric/model/hand_config.h"
+#include "tests/fabric/wire/tshark_run.h"
 
 namespace ibfab::api {
 namespace {
 
-constexpr uint64_t kService = 0x0106'0000'0000'4853;  // rdma_cm's TCP port space, port 18515
+constexpr uint64_t kService = 0x0106'0000'0000'4853;  // of no rdma_cm port space: tshark shows its private data as is
 constexpr uint64_t kActive = 1, kPassive = 2;        // the contexts: who hears an event
 constexpr sim::Time kReqTry = sim::Time::ms(4224);
 
@@ -505,6 +510,55 @@ TEST_F(IbCmConnection, DestroyingAConnectionRejectsOrDisconnectsItAsCmDoes) {
   ASSERT_EQ(heard(Ev::kDreq, kPassive).size(), 1u);
   EXPECT_TRUE(heard(Ev::kDrep, kActive).empty()) << "a destroyed connection tells its user nothing";
   EXPECT_EQ(conns().size(), 1u) << "H2's, left in DREQ_RCVD";
+}
+
+
+// The messages of a connection's life, captured on H1's cable as the
+// fabric carries them: each decodes in tshark as the message it is, with
+// the service ID, communication IDs, QPNs and private data the users gave
+// (Wireshark shows no LocalCommunicationID for REQ and REP).
+TEST_F(IbCmConnection, AConnectionsMessagesOnTheWireDecodeInTshark) {
+  if (::access(wire::testing::kTshark, X_OK) != 0) GTEST_SKIP() << "tshark is not installed";
+  char dir_template[] = "/tmp/ibfab-cm-connection-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template, pcap = dir + "/cm.pcap";
+  wire::PcapWriter writer;
+  ASSERT_EQ(writer.open(pcap), "");
+  fabric_.capture(&writer, {h1_->port(1).link()->id()});
+  const auto [active, passive] = establish(params());
+  react_ = [this](const Event& e) {
+    if (e.kind == Ev::kDreq) EXPECT_TRUE(conns().send_drep(*h2_, e.id, {}));
+  };
+  ASSERT_TRUE(conns().disconnect(*h1_, active, bytes("bye")));
+  sim_.run();
+  fabric_.capture(nullptr);
+  ASSERT_EQ(writer.close(), "");
+
+  const std::vector<const char*> fields = {
+      "infiniband.mad.attributeid", "infiniband.cm.req.serviceid", "infiniband.cm.req.localqpn",
+      "infiniband.cm.req.private", "infiniband.cm.rep.remotecommid", "infiniband.cm.rep.localqpn",
+      "infiniband.cm.rtu.localcommid", "infiniband.cm.rtu.remotecommid", "infiniband.cm.dreq.localcommid",
+      "infiniband.cm.dreq.remotecommid", "infiniband.cm.drsp.localcommid", "infiniband.cm.drsp.remotecommid",
+      "_ws.malformed"};
+  const auto rows = wire::testing::tshark_fields(pcap, dir, fields);
+  std::remove(pcap.c_str());
+  ::rmdir(dir.c_str());
+  using wire::testing::hex;
+  const std::vector<std::vector<std::string>> want = {
+      {hex(mad::cm_attr::kReq), hex(kService), hex(params().req.local_qpn), wire::testing::hex_bytes(params().req.private_data), "",
+       "", "", "", "", "", "", "", ""},
+      {hex(mad::cm_attr::kRep), "", "", "", hex(active), hex(rep().local_qpn), "", "", "", "", "", "", ""},
+      {hex(mad::cm_attr::kRtu), "", "", "", "", "", hex(active), hex(passive), "", "", "", "", ""},
+      {hex(mad::cm_attr::kDreq), "", "", "", "", "", "", "", hex(active), hex(passive), "", "", ""},
+      {hex(mad::cm_attr::kDrep), "", "", "", "", "", "", "", "", "", hex(passive), hex(active), ""},
+  };
+  ASSERT_EQ(rows.size(), want.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), fields.size()) << "packet " << i;
+    for (std::size_t f = 0; f < fields.size(); ++f)  // numbers by value; bytes (past 64 bits) as text
+      EXPECT_TRUE(want[i][f].size() > 18 ? rows[i][f] == want[i][f] : wire::testing::same_value(rows[i][f], want[i][f]))
+          << "packet " << i << " " << fields[f] << ": tshark says " << rows[i][f] << ", we sent " << want[i][f];
+  }
 }
 
 }  // namespace
