@@ -350,9 +350,22 @@ bool CmConnections::reject(fabric::Hca& hca, CmId id, mad::CmRejReason reason, s
   }
 }
 
+// The connection a REJ is for, found as cm.c finds it: a timeout REJ (a
+// requester that gave up before it knew our CommID) by its sender's CommID
+// and CA GUID (the ARI); a REJ of a REQ by our CommID alone; any other by
+// both.
+CmConnections::Conn* CmConnections::rejected(const fabric::Hca& hca, const mad::CmRej& rej) const {
+  if (rej.reason == mad::CmRejReason::kTimeout) {
+    if (rej.reject_info_length < 8) return nullptr;
+    auto it = by_remote_id_.find({hca.index(), rej.local_comm_id, wire::load_be64(rej.ari.data())});
+    return it == by_remote_id_.end() ? nullptr : it->second;
+  }
+  return rej.message_rejected == mad::cm_rej_msg::kReq ? find(hca, rej.remote_comm_id, 0)
+                                                       : find(hca, rej.remote_comm_id, rej.local_comm_id);
+}
+
 void CmConnections::recv_rej(fabric::Hca& hca, const mad::CmRej& rej) {
-  Conn* c = rej.message_rejected == mad::cm_rej_msg::kReq ? find(hca, rej.remote_comm_id, 0)
-                                                           : find(hca, rej.remote_comm_id, rej.local_comm_id);
+  Conn* c = rejected(hca, rej);
   if (!c) return;
   switch (c->state) {
     case CmState::kReqSent:

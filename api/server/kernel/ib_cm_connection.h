@@ -34,7 +34,9 @@
 //   completion seen before the RTU, ib_cm_notify's COMM_EST).
 // - REJ received: before ESTABLISHED the connection goes IDLE (TIMEWAIT for
 //   kStaleConnection, and from REP_RCVD/MRA_REP_SENT/DREQ_SENT); the user
-//   hears on_cm_rej().
+//   hears on_cm_rej(). A REJ kTimeout (a requester that gave up, its CA
+//   GUID in the ARI) finds the passive side's connection by the
+//   requester's CommID and CA GUID.
 // - Disconnect: disconnect() from ESTABLISHED sends a DREQ (DREQ_SENT),
 //   resent as the side's response timeout and retries say; past them the
 //   user hears on_cm_timeout(kDreq) and the connection enters TIMEWAIT. A
@@ -209,6 +211,7 @@ class CmConnections {
   Conn* find(const fabric::Hca& hca, CmId id) const;
   // The connection a message names by our id (and, unless 0, theirs).
   Conn* find(const fabric::Hca& hca, CmId local, CmId remote) const;
+  Conn* rejected(const fabric::Hca& hca, const mad::CmRej& rej) const;
   CmId allocate_id(const fabric::Hca& hca);
 
   void recv_req(fabric::Hca& hca, uint8_t port, const fabric::MadAddress& from, uint64_t tid, const mad::CmReq& req);

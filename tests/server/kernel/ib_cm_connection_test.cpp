@@ -513,6 +513,27 @@ TEST_F(IbCmConnection, DestroyingAConnectionRejectsOrDisconnectsItAsCmDoes) {
 }
 
 
+// A requester that goes away while its REQ waits (a process that dies):
+// the REJ kTimeout it sends, with its CA GUID as the ARI, reaches the
+// connection at the passive side, which has no CommID of the requester's
+// peer to match it by.
+TEST_F(IbCmConnection, ARequesterDestroyedWhileItsReqWaitsIsHeardOfAtThePassiveSide) {
+  listen();
+  const CmId id = connect();
+  sim_.run_until(sim::Time::ms(1));
+  const std::vector<Event> req = heard(Ev::kReq, kPassive);
+  ASSERT_EQ(req.size(), 1u);
+  conns().destroy(*h1_, id);
+  sim_.run();
+  const std::vector<Event> rej = heard(Ev::kRej, kPassive);
+  ASSERT_EQ(rej.size(), 1u);
+  EXPECT_EQ(rej[0].id, req[0].id);
+  EXPECT_EQ(rej[0].rej.reason, mad::CmRejReason::kTimeout);
+  EXPECT_EQ(rej[0].rej.reject_info_length, 8);
+  EXPECT_EQ(conns().state(*h2_, req[0].id), CmState::kIdle);
+  EXPECT_TRUE(heard(Ev::kTimeout, kActive).empty()) << "a destroyed connection tells its user nothing";
+}
+
 // The messages of a connection's life, captured on H1's cable as the
 // fabric carries them: each decodes in tshark as the message it is, with
 // the service ID, communication IDs, QPNs and private data the users gave
