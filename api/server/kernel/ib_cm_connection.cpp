@@ -466,6 +466,7 @@ void CmConnections::recv_dreq(fabric::Hca& hca, uint8_t port, const fabric::MadA
     sender_.send_cm(hca, port, from, mad::make_cm_mad(tid, drep));
     return;
   }
+  if (dreq.remote_qpn_eecn != c->local_qpn) return;  // not for this connection's QP
   switch (c->state) {
     case CmState::kRepSent:
     case CmState::kMraRepRcvd:

@@ -40,7 +40,8 @@
 // - Disconnect: disconnect() from ESTABLISHED sends a DREQ (DREQ_SENT),
 //   resent as the side's response timeout and retries say; past them the
 //   user hears on_cm_timeout(kDreq) and the connection enters TIMEWAIT. A
-//   DREQ received in ESTABLISHED or DREQ_SENT goes to the user (DREQ_RCVD),
+//   DREQ received in ESTABLISHED or DREQ_SENT (naming this side's QPN; any
+//   other is dropped) goes to the user (DREQ_RCVD),
 //   who answers with send_drep() (TIMEWAIT); a DREP in DREQ_SENT ends the
 //   DREQ (on_cm_drep(), TIMEWAIT). In TIMEWAIT a repeated DREQ is answered
 //   with the DREP again; a DREQ for no connection gets a DREP too.

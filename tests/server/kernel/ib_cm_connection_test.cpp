@@ -411,6 +411,24 @@ TEST_F(IbCmConnection, ALostDrepIsAnsweredAgainWhenTheDreqIsResent) {
   EXPECT_TRUE(heard(Ev::kTimeout, kActive).empty());
 }
 
+TEST_F(IbCmConnection, ADreqNamingAnotherQpIsDropped) {
+  const auto [active, passive] = establish(params());
+  mad::CmDreq dreq;
+  dreq.local_comm_id = active;
+  dreq.remote_comm_id = passive;
+  dreq.remote_qpn_eecn = rep().local_qpn + 1;
+  fabric::MadAddress from;
+  from.lid = h1_->port(1).lid;
+  from.qpn = 1;
+  conns().on_mad(*h2_, 1, from, mad::make_cm_mad(1, dreq));
+  EXPECT_TRUE(heard(Ev::kDreq, kPassive).empty());
+  EXPECT_EQ(conns().state(*h2_, passive), CmState::kEstablished);
+  dreq.remote_qpn_eecn = rep().local_qpn;
+  conns().on_mad(*h2_, 1, from, mad::make_cm_mad(2, dreq));
+  EXPECT_EQ(heard(Ev::kDreq, kPassive).size(), 1u);
+  EXPECT_EQ(conns().state(*h2_, passive), CmState::kDreqRcvd);
+}
+
 TEST_F(IbCmConnection, ADreqNeverAnsweredTimesOutIntoTimewait) {
   const auto [active, passive] = establish(params());
   lose(true);
