@@ -341,6 +341,48 @@ TEST_F(IbCmConnection, ALostRepIsResentOnItsOwnTimerAndARepeatedReqIsDropped) {
   EXPECT_TRUE(heard(Ev::kTimeout, kPassive).empty());
 }
 
+TEST_F(IbCmConnection, ALostRtuIsSentAgainWhenTheRepIsResent) {
+  listen();
+  react_ = [this](const Event& e) {
+    if (e.kind == Ev::kReq) EXPECT_TRUE(conns().accept(*h2_, e.id, rep()));
+    if (e.kind == Ev::kRep) {
+      lose(true);
+      EXPECT_TRUE(conns().send_rtu(*h1_, e.id, bytes("rtu")));
+      lose_at(sim_.now() + sim::Time::ms(100), false);
+    }
+  };
+  connect();
+  sim_.run();
+  EXPECT_EQ(heard(Ev::kRep, kActive).size(), 1u) << "the repeated REP is not news to H1's user";
+  const std::vector<Event> est = heard(Ev::kEstablished, kPassive);
+  ASSERT_EQ(est.size(), 1u);
+  EXPECT_EQ(whole_ms(est[0].at), 4096) << "the REP's first retry, answered from ESTABLISHED";
+  EXPECT_EQ(est[0].rtu.private_data, text<mad::CmRtu::kPrivateDataSize>("rtu"));
+  EXPECT_TRUE(heard(Ev::kTimeout, kPassive).empty());
+}
+
+TEST_F(IbCmConnection, ALostMraIsSentAgainWhenTheReqIsResent) {
+  listen();
+  react_ = [this](const Event& e) {
+    if (e.kind == Ev::kReq) {
+      lose(true);
+      EXPECT_TRUE(conns().send_mra(*h2_, e.id, 24, {}));
+      lose_at(sim_.now() + sim::Time::ms(100), false);
+      const CmId id = e.id;
+      sim_.schedule(sim::Time::ms(30'000), [this, id] { EXPECT_TRUE(conns().accept(*h2_, id, rep())); });
+    }
+    if (e.kind == Ev::kRep) EXPECT_TRUE(conns().send_rtu(*h1_, e.id, {}));
+  };
+  connect();
+  sim_.run();
+  EXPECT_EQ(heard(Ev::kReq, kPassive).size(), 1u);
+  const std::vector<Event> mra = heard(Ev::kMra, kActive);
+  ASSERT_EQ(mra.size(), 1u);
+  EXPECT_EQ(whole_ms(mra[0].at), 4224) << "the REQ's first retry, answered from MRA_REQ_SENT";
+  EXPECT_TRUE(heard(Ev::kTimeout, kActive).empty());
+  EXPECT_EQ(heard(Ev::kEstablished, kPassive).size(), 1u);
+}
+
 TEST_F(IbCmConnection, ARepNeverAnsweredTimesOutAtThePassiveSide) {
   listen();
   react_ = [this](const Event& e) {
