@@ -13,6 +13,7 @@
 // The MAD's common header is forced to a CM MAD's (class 0x07, version 2,
 // method Send) and its AttributeID to one of REQ..DREP, so the bytes reach
 // the state machines.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

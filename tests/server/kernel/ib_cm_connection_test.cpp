@@ -9,18 +9,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
-#include <string>
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api/server/kernel/ib_cm.h"
 #include "fabric/model/fabric.h"
-#include "fabric/wire/pcap_writer.h"
 #include "fabric/topology/topology_spec.h"
+#include "fabric/wire/pcap_writer.h"
 #include "sim/simulator.h"
 #include "tests/fabric/model/hand_config.h"
 #include "tests/fabric/wire/tshark_run.h"
