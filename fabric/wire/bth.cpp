@@ -2,16 +2,6 @@
 
 namespace ibfab::wire {
 
-std::size_t OpcodeLayout::ext_size() const {
-  return (rdeth ? 4u : 0u) + (deth ? 8u : 0u) + (xrceth ? 4u : 0u) + (reth ? 16u : 0u) +
-         (atomic_eth ? 28u : 0u) + (aeth ? 4u : 0u) + (atomic_ack_eth ? 8u : 0u) +
-         (immediate ? 4u : 0u) + (ieth ? 4u : 0u);
-}
-
-std::size_t OpcodeLayout::before_immediate() const {
-  return (rdeth ? 4u : 0u) + (deth ? 8u : 0u) + (xrceth ? 4u : 0u) + (reth ? 16u : 0u);
-}
-
 OpcodeLayout opcode_layout(uint8_t op) {
   OpcodeLayout l;
   const uint8_t transport = op & opcode::kTransportMask;

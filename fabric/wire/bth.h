@@ -76,12 +76,17 @@ struct OpcodeLayout {
   bool immediate = false;       // 4 bytes
   bool ieth = false;            // 4 bytes
 
+  // Bytes from the end of the BTH to each header (meaningful when present).
+  std::size_t before_deth() const { return rdeth ? 4u : 0u; }
+  std::size_t before_xrceth() const { return before_deth() + (deth ? 8u : 0u); }
+  std::size_t before_reth() const { return before_xrceth() + (xrceth ? 4u : 0u); }
+  std::size_t before_atomic_eth() const { return before_reth() + (reth ? 16u : 0u); }
+  std::size_t before_aeth() const { return before_atomic_eth() + (atomic_eth ? 28u : 0u); }
+  std::size_t before_atomic_ack_eth() const { return before_aeth() + (aeth ? 4u : 0u); }
+  std::size_t before_immediate() const { return before_atomic_ack_eth() + (atomic_ack_eth ? 8u : 0u); }
+  std::size_t before_ieth() const { return before_immediate() + (immediate ? 4u : 0u); }
   // Total bytes of extension headers (not counting the BTH).
-  std::size_t ext_size() const;
-  // Bytes of extension headers before the DETH (RDETH only).
-  std::size_t before_deth() const { return rdeth ? 4 : 0; }
-  // Bytes from the end of the BTH to the ImmDt field (when immediate).
-  std::size_t before_immediate() const;
+  std::size_t ext_size() const { return before_ieth() + (ieth ? 4u : 0u); }
 };
 
 // The IBTA table of opcodes (Vol 1, 9.2.1 / Table 35). Pure and cheap.

@@ -10,6 +10,68 @@ constexpr std::size_t kCrcBytes = kIcrcSize + kVcrcSize;
 
 std::size_t pad_for(std::size_t payload_size) { return (4 - payload_size % 4) % 4; }
 
+// True when `s` carries exactly the extension headers of `l` (never an RDETH,
+// which PacketSpec cannot hold).
+bool headers_match(const OpcodeLayout& l, const PacketSpec& s) {
+  return !l.rdeth && l.deth == s.deth.has_value() && l.xrceth == s.xrc_srqn.has_value() &&
+         l.reth == s.reth.has_value() && l.atomic_eth == s.atomic_eth.has_value() &&
+         l.aeth == s.aeth.has_value() && l.atomic_ack_eth == s.atomic_ack_eth.has_value() &&
+         l.immediate == s.immediate.has_value() && l.ieth == s.invalidate_rkey.has_value();
+}
+
+void pack_extension_headers(Writer& w, const PacketSpec& s) {
+  if (s.deth) s.deth->pack(w);
+  if (s.xrc_srqn) {
+    w.u8(0);
+    w.u24(*s.xrc_srqn & Bth::kMaxQpn);
+  }
+  if (s.reth) s.reth->pack(w);
+  if (s.atomic_eth) s.atomic_eth->pack(w);
+  if (s.aeth) s.aeth->pack(w);
+  if (s.atomic_ack_eth) s.atomic_ack_eth->pack(w);
+  if (s.immediate) w.u32(*s.immediate);
+  if (s.invalidate_rkey) w.u32(*s.invalidate_rkey);
+}
+
+// Reads the extension headers of p.layout from `r`, positioned at the end of
+// the BTH; the caller has checked that they fit.
+void parse_extension_headers(Reader& r, ParsedPacket& p) {
+  const OpcodeLayout& l = p.layout;
+  if (l.rdeth) r.skip(4);
+  if (l.deth) {
+    p.deth_offset = r.pos();
+    p.deth = Deth::unpack(r);
+  }
+  if (l.xrceth) {
+    p.xrceth_offset = r.pos();
+    p.xrc_srqn = r.u32() & Bth::kMaxQpn;
+  }
+  if (l.reth) {
+    p.reth_offset = r.pos();
+    p.reth = Reth::unpack(r);
+  }
+  if (l.atomic_eth) {
+    p.atomic_eth_offset = r.pos();
+    p.atomic_eth = AtomicEth::unpack(r);
+  }
+  if (l.aeth) {
+    p.aeth_offset = r.pos();
+    p.aeth = Aeth::unpack(r);
+  }
+  if (l.atomic_ack_eth) {
+    p.atomic_ack_eth_offset = r.pos();
+    p.atomic_ack_eth = AtomicAckEth::unpack(r);
+  }
+  if (l.immediate) {
+    p.immediate_offset = r.pos();
+    p.immediate = r.u32();
+  }
+  if (l.ieth) {
+    p.ieth_offset = r.pos();
+    p.invalidate_rkey = r.u32();
+  }
+}
+
 }  // namespace
 
 const char* to_string(PacketError e) {
@@ -42,12 +104,7 @@ std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec) {
 
 std::size_t pack_packet_unsealed(std::span<uint8_t> out, const PacketSpec& spec) {
   const OpcodeLayout layout = opcode_layout(spec.bth.opcode);
-  if (!layout.valid) return 0;
-  if (layout.rdeth || layout.xrceth || layout.reth || layout.atomic_eth || layout.aeth ||
-      layout.atomic_ack_eth || layout.ieth)
-    return 0;
-  if (layout.deth != spec.deth.has_value() || layout.immediate != spec.immediate.has_value())
-    return 0;
+  if (!layout.valid || !headers_match(layout, spec)) return 0;
   const std::size_t size = packet_size(spec.grh.has_value(), layout, spec.payload.size());
   if (size > kMaxPacketSize || size > out.size()) return 0;
 
@@ -66,8 +123,7 @@ std::size_t pack_packet_unsealed(std::span<uint8_t> out, const PacketSpec& spec)
   const std::size_t pad = pad_for(spec.payload.size());
   bth.pad_count = static_cast<uint8_t>(pad);
   bth.pack(w);
-  if (spec.deth) spec.deth->pack(w);
-  if (spec.immediate) w.u32(*spec.immediate);
+  pack_extension_headers(w, spec);
   if (!spec.payload.empty()) w.bytes(spec.payload.data(), spec.payload.size());
   w.zeros(pad + kCrcBytes);
   if (!w.ok() || w.pos() != size) return 0;
@@ -123,15 +179,7 @@ ParsedPacket parse_packet(std::span<const uint8_t> wire, bool check_crcs) {
     p.error = PacketError::kTruncatedHeaders;
     return p;
   }
-  if (p.layout.deth) {
-    p.deth_offset = ext_at + p.layout.before_deth();
-    r.seek(p.deth_offset);
-    p.deth = Deth::unpack(r);
-  }
-  if (p.layout.immediate) {
-    p.immediate_offset = ext_at + p.layout.before_immediate();
-    p.immediate = load_be32(wire.data() + p.immediate_offset);
-  }
+  parse_extension_headers(r, p);
   p.payload_offset = hdr_end;
   const std::size_t avail = crc_at - hdr_end;
   if (p.bth.pad_count > avail) {

@@ -1,5 +1,13 @@
 #pragma once
-// Whole IBA packets: LRH [GRH] BTH [DETH] [ImmDt] payload pad ICRC VCRC.
+// Whole IBA packets: LRH [GRH] BTH [extension headers] payload pad ICRC VCRC.
+//
+// The extension headers follow the BTH in the IBTA order (Vol 1, 9.2-9.3):
+// RDETH, DETH, XRCETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH;
+// BTH.OpCode says which are present (opcode_layout). The codec packs and
+// parses all of them but the RDETH (RD is not modelled; its packets parse,
+// without their RDETH, but cannot be packed). XRCETH is one reserved byte and
+// the 24-bit XRC SRQ number; ImmDt and IETH (the R_Key to invalidate) are one
+// 32-bit word each.
 //
 // pack_packet() fills the derived fields itself (LRH.LNH, LRH.PktLen,
 // GRH.PayLen, BTH.PadCnt, the pad bytes, both CRCs). parse_packet() is its
@@ -11,11 +19,15 @@
 #include <optional>
 #include <span>
 
+#include "fabric/wire/aeth.h"
+#include "fabric/wire/atomic_ack_eth.h"
+#include "fabric/wire/atomic_eth.h"
 #include "fabric/wire/bth.h"
 #include "fabric/wire/deth.h"
 #include "fabric/wire/grh.h"
 #include "fabric/wire/lrh.h"
 #include "fabric/wire/mad_view.h"
+#include "fabric/wire/reth.h"
 
 namespace ibfab::wire {
 
@@ -29,14 +41,20 @@ struct PacketSpec {
   std::optional<Grh> grh;    // pay_len is overwritten
   Bth bth;                   // pad_count is overwritten
   std::optional<Deth> deth;
-  std::optional<uint32_t> immediate;
+  std::optional<uint32_t> xrc_srqn;  // XRCETH, 24 bits
+  std::optional<Reth> reth;
+  std::optional<AtomicEth> atomic_eth;
+  std::optional<Aeth> aeth;
+  std::optional<AtomicAckEth> atomic_ack_eth;
+  std::optional<uint32_t> immediate;        // ImmDt
+  std::optional<uint32_t> invalidate_rkey;  // IETH
   std::span<const uint8_t> payload;
 };
 
 // Packs `spec` into `out` and returns the packet's size, or 0 when `out` is
-// too small, the packet would exceed kMaxPacketSize, or the headers present
-// do not match what BTH.OpCode requires (the spec can carry only a DETH and
-// an ImmDt as extension headers).
+// too small, the packet would exceed kMaxPacketSize, BTH.OpCode is reserved
+// or RD, or the extension headers present in `spec` are not exactly those
+// the opcode carries.
 std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec);
 // The same, but with the ICRC and VCRC bytes left zero, for a producer that
 // computes them only when the packet is observed (seal_crcs).
@@ -69,7 +87,13 @@ struct ParsedPacket {
   Bth bth;
   OpcodeLayout layout;
   std::optional<Deth> deth;
+  std::optional<uint32_t> xrc_srqn;
+  std::optional<Reth> reth;
+  std::optional<AtomicEth> atomic_eth;
+  std::optional<Aeth> aeth;
+  std::optional<AtomicAckEth> atomic_ack_eth;
   std::optional<uint32_t> immediate;
+  std::optional<uint32_t> invalidate_rkey;
   uint32_t icrc = 0;
   uint16_t vcrc = 0;
 
@@ -77,7 +101,13 @@ struct ParsedPacket {
   std::size_t grh_offset = 0;
   std::size_t bth_offset = 0;
   std::size_t deth_offset = 0;
+  std::size_t xrceth_offset = 0;
+  std::size_t reth_offset = 0;
+  std::size_t atomic_eth_offset = 0;
+  std::size_t aeth_offset = 0;
+  std::size_t atomic_ack_eth_offset = 0;
   std::size_t immediate_offset = 0;
+  std::size_t ieth_offset = 0;
   std::size_t payload_offset = 0;
   std::span<const uint8_t> payload;  // without the pad bytes
   std::size_t size = 0;              // the whole packet, through the VCRC

@@ -10,28 +10,13 @@
 #include "fabric/wire/mad_header.h"
 #include "fabric/wire/rmpp_header.h"
 #include "fabric/wire/sa_header.h"
+#include "tests/fabric/wire/header_bytes.h"
 
 namespace ibfab::wire {
 namespace {
 
-template <class H, std::size_t N>
-std::array<uint8_t, N> packed(const H& h) {
-  std::array<uint8_t, N> out{};
-  Writer w(out);
-  h.pack(w);
-  EXPECT_TRUE(w.ok());
-  EXPECT_EQ(w.pos(), N);
-  return out;
-}
-
-template <class H, std::size_t N>
-H unpacked(const std::array<uint8_t, N>& bytes) {
-  Reader r(bytes);
-  auto h = H::unpack(r);
-  EXPECT_TRUE(h.has_value());
-  EXPECT_EQ(r.pos(), N);
-  return h.value_or(H{});
-}
+using testing::packed;
+using testing::unpacked;
 
 TEST(wire_Lrh, FieldsSitAtTheirIbtaOffsets) {
   Lrh h;

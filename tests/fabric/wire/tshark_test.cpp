@@ -9,10 +9,6 @@
 
 #include <array>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,11 +17,15 @@
 #include "fabric/wire/packet_codec.h"
 #include "fabric/wire/pcap_writer.h"
 #include "tests/fabric/wire/sample_packets.h"
+#include "tests/fabric/wire/tshark_run.h"
 
 namespace ibfab::wire {
 namespace {
 
-constexpr const char* kTshark = "/usr/bin/tshark";
+using testing::hex;
+using testing::kTshark;
+using testing::run_tshark;
+using testing::same_value;
 
 const char* const kFields[] = {
     "infiniband.lrh.vl",          "infiniband.lrh.lnh",         "infiniband.lrh.dlid",
@@ -39,73 +39,10 @@ const char* const kFields[] = {
 };
 constexpr std::size_t kNumFields = std::size(kFields);
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-// Runs tshark over `pcap` with `args` and returns what it prints (a failing
-// run fails the test, with tshark's error output).
-std::string run_tshark(const std::string& pcap, const std::string& home, const std::string& args) {
-  const std::string err_path = home + "/tshark.err";
-  const std::string cmd =
-      "HOME='" + home + "' " + kTshark + " -n -r '" + pcap + "' " + args + " 2>'" + err_path + "'";
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return "";
-  std::string out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  std::ifstream err_in(err_path);
-  const std::string err((std::istreambuf_iterator<char>(err_in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(status, 0) << err;
-  std::remove(err_path.c_str());
-  return out;
-}
-
-// Runs tshark over `pcap` and returns one row of fields per packet.
-std::vector<std::vector<std::string>> tshark_fields(const std::string& pcap, const std::string& home) {
-  std::string args = "-T fields -E separator=/t";
-  for (const char* f : kFields) args += std::string(" -e ") + f;
-  const std::string out = run_tshark(pcap, home, args);
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> row;
-    std::size_t start = 0;
-    for (;;) {
-      const std::size_t tab = line.find('\t', start);
-      row.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-      if (tab == std::string::npos) break;
-      start = tab + 1;
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
-
 struct Expect {
   std::size_t field;
   std::string value;
 };
-
-// tshark prints some integer fields in decimal and others in hex: numbers
-// compare by value, anything else as text.
-bool same_value(const std::string& got, const std::string& want) {
-  auto number = [](const std::string& s, unsigned long long& v) {
-    if (s.empty()) return false;
-    char* end = nullptr;
-    v = std::strtoull(s.c_str(), &end, 0);
-    return *end == '\0';
-  };
-  unsigned long long a = 0;
-  unsigned long long b = 0;
-  if (number(got, a) && number(want, b)) return a == b;
-  return got == want;
-}
 
 TEST(wire_Tshark, DecodesEveryFieldWePacked) {
   ASSERT_EQ(::access(kTshark, X_OK), 0) << "tshark is required: apt-get install tshark";
@@ -139,7 +76,7 @@ TEST(wire_Tshark, DecodesEveryFieldWePacked) {
     ASSERT_EQ(w.close(), "");
   }
 
-  const auto rows = tshark_fields(pcap, dir);
+  const auto rows = testing::tshark_fields(pcap, dir, kFields);
   ASSERT_EQ(rows.size(), 3u);
   for (const auto& row : rows) ASSERT_EQ(row.size(), kNumFields);
 
