@@ -10,6 +10,7 @@
 // zero based: 0); the bytes are at `addr` in its HostMemory.
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "fabric/model/host_memory.h"
