@@ -104,6 +104,8 @@ class ConnectedQp {
   bool acknowledge_through(uint32_t n);
   void advance_una(uint32_t una);
   void go_back(uint32_t psn);
+  // Goes back to `psn` for a response found missing, once until progress.
+  void recover(uint32_t psn);
   void complete_in_order();
   void fail(uint32_t seq, uint8_t status);
   // The WQE whose PSNs hold `psn` (or the oldest WQE sent when none).
@@ -161,6 +163,8 @@ class ConnectedQp {
   uint8_t retry_left_ = 0;
   uint8_t rnr_left_ = 0;
   bool rnr_wait_ = false;
+  bool recovering_ = false;
+  uint32_t recover_psn_ = 0;
   bool draining_ = false;
   bool drained_reported_ = false;
   bool has_error_ = false;   // a WQE failed: err_seq_ completes with err_status_

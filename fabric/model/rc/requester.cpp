@@ -301,25 +301,34 @@ bool ConnectedQp::acknowledge_through(uint32_t n) {
   bool lost = false;
   for (uint32_t seq = sq_.head(); seq != assigned_; ++seq) {
     SendWqe& w = sq_.at(seq);
-    if (psn_diff(psn_add(w.first_psn, w.packets - 1), n) > 0) break;  // not wholly acknowledged
-    if (w.done) continue;
-    if (reads_back(w.opcode)) {
-      // Acknowledged past a READ or atomic whose responses never came:
-      // they were lost; ask again from the first one missing.
+    const bool whole = psn_diff(psn_add(w.first_psn, w.packets - 1), n) <= 0;
+    if (w.done && whole) continue;
+    if (reads_back(w.opcode) && !w.done && psn_diff(n, w.read_psn) >= 0) {
+      // Acknowledged at or past a response of a READ or atomic that never
+      // came: it was lost; ask again from the first one missing.
       una = w.read_psn;
       lost = true;
       break;
     }
+    if (!whole) break;
     w.done = true;
   }
   advance_una(una);
-  if (lost) go_back(una_);
+  if (lost) recover(una_);
   return true;
+}
+
+void ConnectedQp::recover(uint32_t psn) {
+  if (recovering_ && recover_psn_ == psn) return;  // already resent from there
+  recovering_ = true;
+  recover_psn_ = psn;
+  go_back(psn);
 }
 
 void ConnectedQp::advance_una(uint32_t una) {
   if (psn_diff(una, una_) <= 0) return;
   una_ = una;
+  recovering_ = false;
   retry_left_ = attr_.retry_cnt;
   rnr_left_ = attr_.rnr_retry;
   arm_ack_timer();

@@ -18,10 +18,18 @@
 namespace ibfab::fabric::testing {
 
 struct Recorder : QpEndpoint {
+  sim::Simulator* sim = nullptr;  // stamps each completion when set
   std::vector<WorkCompletion> sends, recvs;
+  std::vector<sim::Time> send_times, recv_times;
   std::vector<uint8_t> events;
-  void on_send_completion(const WorkCompletion& wc) override { sends.push_back(wc); }
-  void on_recv_completion(const WorkCompletion& wc) override { recvs.push_back(wc); }
+  void on_send_completion(const WorkCompletion& wc) override {
+    sends.push_back(wc);
+    if (sim) send_times.push_back(sim->now());
+  }
+  void on_recv_completion(const WorkCompletion& wc) override {
+    recvs.push_back(wc);
+    if (sim) recv_times.push_back(sim->now());
+  }
   void on_qp_event(uint8_t e) override { events.push_back(e); }
 };
 
@@ -66,6 +74,7 @@ class RcFixture : public ::testing::Test {
 
   void make_host(Host& x, int index, uint64_t base) {
     x.hca = &h(index);
+    x.rec.sim = &sim;
     x.pd = x.hca->alloc_pd();
     x.mem = std::make_unique<BufferMemory>(base, kMemSize);
     x.key = x.hca->memory().register_region(x.pd, *x.mem, base, kMemSize, base, kAllAccess);
@@ -141,6 +150,13 @@ class RcFixture : public ::testing::Test {
     wr.sge = sges.data();
     wr.remote_addr = remote_addr;
     wr.rkey = rkey;
+    return x.hca->post_send(x.qpn, wr);
+  }
+
+  // Posts `wr` with `sges` as its SGEs.
+  static int post(Host& x, SendWr wr, std::vector<Sge> sges) {
+    wr.num_sge = static_cast<uint32_t>(sges.size());
+    wr.sge = sges.data();
     return x.hca->post_send(x.qpn, wr);
   }
 

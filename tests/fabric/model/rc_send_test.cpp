@@ -109,14 +109,11 @@ TEST_F(RcSendTest, ImmediateIsDelivered) {
   ASSERT_EQ(post_recv(b, 1, {sge(b, 0, 4096)}), 0);
   fill(a, 0, 2000, 3);
   SendWr wr;
-  Sge s = sge(a, 0, 2000);
   wr.wr_id = 4;
   wr.opcode = wr_opcode::kSendWithImm;
   wr.flags = send_flag::kSignaled;
   wr.imm_data = 0x12345678;
-  wr.num_sge = 1;
-  wr.sge = &s;
-  ASSERT_EQ(a.hca->post_send(a.qpn, wr), 0);
+  ASSERT_EQ(post(a, wr, {sge(a, 0, 2000)}), 0);
   sim.run();
   ASSERT_EQ(b.rec.recvs.size(), 1u);
   EXPECT_EQ(b.rec.recvs[0].wc_flags, wc_flag::kWithImm);
