@@ -193,13 +193,16 @@ sim::Time ConnectedQp::transmit(const wire::PacketSpec& spec) {
   return hca_.transmit_connected(hca_.port(attr_.port), std::move(pkt));
 }
 
-void ConnectedQp::enter_error(uint8_t event) {
+void ConnectedQp::enter_error(uint8_t event, bool keep_responses) {
   sim::Simulator& s = hca_.fabric().sim();
-  for (sim::EventHandle h : {ack_timer_, rnr_timer_, respond_event_}) s.cancel(h);
+  for (sim::EventHandle h : {ack_timer_, rnr_timer_}) s.cancel(h);
   const bool was_error = state_ == QpState::kError;
   state_ = QpState::kError;
   attr_.state = QpState::kError;
-  responses_.clear();
+  if (!keep_responses) {
+    s.cancel(respond_event_);
+    responses_.clear();
+  }
   in_msg_ = InMessage::kNone;
   if (event != 0 && ep_) ep_->on_qp_event(event);
   if (!was_error && shared_rq_ && ep_) ep_->on_qp_event(qp_event::kQpLastWqeReached);

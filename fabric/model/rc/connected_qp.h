@@ -84,8 +84,10 @@ class ConnectedQp {
   sim::Time transmit(const wire::PacketSpec& spec);
   std::span<uint8_t> scratch(uint32_t bytes) { return {scratch_.data(), bytes}; }
   // Moves to ERR: timers stop, and a zero-delay event flushes both queues
-  // (`event`, when not 0, is reported to the owner first).
-  void enter_error(uint8_t event);
+  // (`event`, when not 0, is reported to the owner first). The responses
+  // queued are dropped, unless `keep_responses` (the responder's own error:
+  // what it owes for earlier requests goes out before its NAK).
+  void enter_error(uint8_t event, bool keep_responses = false);
   void schedule_flush();
   void flush();
   void reset();

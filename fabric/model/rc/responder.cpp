@@ -324,7 +324,7 @@ void ConnectedQp::responder_error(Verdict v) {
     event = 0;  // reported in the receive's completion
   }
   const uint32_t psn = epsn_;
-  enter_error(event);
+  enter_error(event, /*keep_responses=*/true);
   if (is_rc()) {
     push_nak(psn, syndrome(wire::Aeth::nak(0, code)));
     pump_respond();
