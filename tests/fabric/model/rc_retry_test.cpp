@@ -61,6 +61,8 @@ TEST_F(RcRetryTest, RnrRetryCountIsHonoured) {
 TEST_F(RcRetryTest, LossyLinkDeliversEveryMessageOnceInOrder) {
   QpOptions o;
   o.caps = QpCaps{512, 512, 1, 1, 0};
+  o.max_rd_atomic = 4;
+  o.max_dest_rd_atomic = 4;
   o.timeout = 8;  // 1 ms
   connect(8, o, o);
   fabric.set_link_loss(*a.hca->port(1).link(), 0.05);
@@ -81,8 +83,29 @@ TEST_F(RcRetryTest, LossyLinkDeliversEveryMessageOnceInOrder) {
   ASSERT_EQ(post_send(a, 1001, wr_opcode::kRdmaWrite, {sge(a, 0x340000, 20000)}, send_flag::kSignaled,
                       b.base() + 0x340000, b.key),
             0);
+  // Atomics too: one whose ACK is lost is answered again from the
+  // responder's cache, never executed twice.
+  constexpr uint32_t kAdds = 60;
+  for (uint32_t i = 0; i < kAdds; ++i) {
+    SendWr wr;
+    wr.wr_id = 2000 + i;
+    wr.opcode = wr_opcode::kAtomicFetchAndAdd;
+    wr.flags = send_flag::kSignaled;
+    wr.remote_addr = b.base() + 0x3F0000;
+    wr.rkey = b.key;
+    wr.compare_add = 1;
+    ASSERT_EQ(post(a, wr, {sge(a, 0x3F0000 + 8 * i, 8)}), 0);
+  }
   sim.run();
   EXPECT_GT(fabric.stats().drops(DropReason::Loss), 10u);
+  uint64_t counter;
+  std::memcpy(&counter, b.at(0x3F0000), 8);
+  EXPECT_EQ(counter, kAdds);
+  for (uint32_t i = 0; i < kAdds; ++i) {
+    uint64_t original;
+    std::memcpy(&original, a.at(0x3F0000 + 8 * i), 8);
+    EXPECT_EQ(original, i);
+  }
   ASSERT_EQ(b.rec.recvs.size(), kMessages);
   for (uint32_t i = 0; i < kMessages; ++i) {
     const uint32_t n = 1 + (i * 997) % 5000;
@@ -91,10 +114,10 @@ TEST_F(RcRetryTest, LossyLinkDeliversEveryMessageOnceInOrder) {
     ASSERT_EQ(b.rec.recvs[i].byte_len, n);
     ASSERT_EQ(b.read(i * 8192, n), a.read(i * 8192, n)) << i;
   }
-  ASSERT_EQ(a.rec.sends.size(), kMessages + 2);
-  for (uint32_t i = 0; i < kMessages + 2; ++i) {
+  ASSERT_EQ(a.rec.sends.size(), kMessages + 2 + kAdds);
+  for (uint32_t i = 0; i < kMessages + 2 + kAdds; ++i) {
     ASSERT_EQ(a.rec.sends[i].status, wc_status::kSuccess) << i;
-    ASSERT_EQ(a.rec.sends[i].wr_id, i < kMessages ? i : 1000 + (i - kMessages));
+    ASSERT_EQ(a.rec.sends[i].wr_id, i < kMessages ? i : i < kMessages + 2 ? 1000 + (i - kMessages) : 2000 + (i - kMessages - 2));
   }
   EXPECT_EQ(a.read(0x300000, 20000), b.read(0x300000, 20000));
   EXPECT_EQ(b.read(0x340000, 20000), a.read(0x340000, 20000));
