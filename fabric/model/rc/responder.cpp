@@ -72,7 +72,7 @@ void ConnectedQp::on_request(const wire::ParsedPacket& p) {
 void ConnectedQp::on_uc_request(const wire::ParsedPacket& p, uint8_t o, int32_t distance) {
   if (distance != 0) {
     // Packets were lost: so is the message they belonged to. A receive
-    // WQE it had taken stays for the next message (IBTA 9.8.3).
+    // WQE it had taken stays for the next message.
     in_msg_ = InMessage::kNone;
     epsn_ = p.bth.psn;
   }
