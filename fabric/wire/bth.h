@@ -83,7 +83,9 @@ struct OpcodeLayout {
   std::size_t before_atomic_eth() const { return before_reth() + (reth ? 16u : 0u); }
   std::size_t before_aeth() const { return before_atomic_eth() + (atomic_eth ? 28u : 0u); }
   std::size_t before_atomic_ack_eth() const { return before_aeth() + (aeth ? 4u : 0u); }
-  std::size_t before_immediate() const { return before_atomic_ack_eth() + (atomic_ack_eth ? 8u : 0u); }
+  std::size_t before_immediate() const {
+    return before_atomic_ack_eth() + (atomic_ack_eth ? 8u : 0u);
+  }
   std::size_t before_ieth() const { return before_immediate() + (immediate ? 4u : 0u); }
   // Total bytes of extension headers (not counting the BTH).
   std::size_t ext_size() const { return before_ieth() + (ieth ? 4u : 0u); }

@@ -69,15 +69,20 @@ void check_packet(std::span<const uint8_t> in) {
 
   if (p.payload.size() >= kMadSize && p.deth && p.bth.dest_qp <= 1) check_mad(p.payload);
 
-  // The codec carries DETH and ImmDt only; other opcodes cannot be re-packed.
-  const OpcodeLayout& l = p.layout;
-  if (l.rdeth || l.xrceth || l.reth || l.atomic_eth || l.aeth || l.atomic_ack_eth || l.ieth) return;
+  // Every opcode but RD's (PacketSpec has no RDETH) re-packs.
+  if (p.layout.rdeth) return;
   PacketSpec spec;
   spec.lrh = p.lrh;
   spec.grh = p.grh;
   spec.bth = p.bth;
   spec.deth = p.deth;
+  spec.xrc_srqn = p.xrc_srqn;
+  spec.reth = p.reth;
+  spec.atomic_eth = p.atomic_eth;
+  spec.aeth = p.aeth;
+  spec.atomic_ack_eth = p.atomic_ack_eth;
   spec.immediate = p.immediate;
+  spec.invalidate_rkey = p.invalidate_rkey;
   spec.payload = p.payload;
   std::array<uint8_t, kMaxPacketSize> out;
   const std::size_t n = pack_packet(out, spec);
@@ -85,7 +90,9 @@ void check_packet(std::span<const uint8_t> in) {
   const ParsedPacket q = parse_packet(std::span<const uint8_t>(out).first(n));
   require(q.ok());
   require(q.lrh == p.lrh && q.grh == p.grh && q.bth == p.bth && q.deth == p.deth &&
-          q.immediate == p.immediate && q.payload_offset == p.payload_offset);
+          q.xrc_srqn == p.xrc_srqn && q.reth == p.reth && q.atomic_eth == p.atomic_eth &&
+          q.aeth == p.aeth && q.atomic_ack_eth == p.atomic_ack_eth && q.immediate == p.immediate &&
+          q.invalidate_rkey == p.invalidate_rkey && q.payload_offset == p.payload_offset);
   require(std::equal(q.payload.begin(), q.payload.end(), p.payload.begin(), p.payload.end()));
   // Identical bytes carry identical CRCs.
   if (std::equal(in.begin(), in.end(), out.begin())) require(checked.ok());

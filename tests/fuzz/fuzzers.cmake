@@ -23,3 +23,4 @@ target_sources(fuzz_scenario PRIVATE ${PROJECT_SOURCE_DIR}/tools/scenario/scenar
 target_link_libraries(fuzz_scenario PRIVATE yaml-cpp)
 ibfab_add_fuzzer(fuzz_partitions ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_partitions.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/partitions 20000)
 target_sources(fuzz_partitions PRIVATE ${PROJECT_SOURCE_DIR}/sm/partitions/partition_reader.cpp ${PROJECT_SOURCE_DIR}/sm/partitions/pkey_assignment.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_enums.cpp)
+ibfab_add_fuzzer(fuzz_cm_mad ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cm_mad.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/cm_mad 30000)

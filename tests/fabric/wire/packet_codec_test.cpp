@@ -204,14 +204,25 @@ TEST(wire_PacketCodec, SetVlKeepsThePacketValid) {
 
 TEST(wire_PacketCodec, FuzzSeedsAreValidPackets) {
   std::size_t seeds = 0;
+  OpcodeLayout seen;  // every extension header some seed carries
   for (const auto& entry : std::filesystem::directory_iterator(IBFAB_WIRE_SEED_DIR)) {
     std::ifstream in(entry.path(), std::ios::binary);
     const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     const ParsedPacket p = parse_packet(bytes);
     EXPECT_TRUE(p.ok()) << entry.path() << ": " << p.message();
     ++seeds;
+    seen.deth |= p.layout.deth;
+    seen.xrceth |= p.layout.xrceth;
+    seen.reth |= p.layout.reth;
+    seen.atomic_eth |= p.layout.atomic_eth;
+    seen.aeth |= p.layout.aeth;
+    seen.atomic_ack_eth |= p.layout.atomic_ack_eth;
+    seen.immediate |= p.layout.immediate;
+    seen.ieth |= p.layout.ieth;
   }
   EXPECT_GE(seeds, 5u);
+  EXPECT_TRUE(seen.deth && seen.xrceth && seen.reth && seen.atomic_eth && seen.aeth &&
+              seen.atomic_ack_eth && seen.immediate && seen.ieth);
 }
 
 }  // namespace

@@ -130,7 +130,17 @@ TEST(wire_RcPacket, EveryOpcodeRoundTripsWithItsHeadersInIbtaOrder) {
                                                     : p.ieth_offset;
       EXPECT_EQ(got, at[i]) << "header " << e.headers[i];
     }
+    // OpcodeLayout's offsets agree.
+    const OpcodeLayout& l = p.layout;
+    if (l.xrceth) EXPECT_EQ(p.xrceth_offset, ext_at + l.before_xrceth());
+    if (l.reth) EXPECT_EQ(p.reth_offset, ext_at + l.before_reth());
+    if (l.atomic_eth) EXPECT_EQ(p.atomic_eth_offset, ext_at + l.before_atomic_eth());
+    if (l.aeth) EXPECT_EQ(p.aeth_offset, ext_at + l.before_aeth());
+    if (l.atomic_ack_eth) EXPECT_EQ(p.atomic_ack_eth_offset, ext_at + l.before_atomic_ack_eth());
+    if (l.immediate) EXPECT_EQ(p.immediate_offset, ext_at + l.before_immediate());
+    if (l.ieth) EXPECT_EQ(p.ieth_offset, ext_at + l.before_ieth());
     EXPECT_EQ(p.payload_offset, ext_at + want.size());
+    EXPECT_EQ(l.ext_size(), want.size());
     ASSERT_EQ(p.payload.size(), 5u);
     EXPECT_TRUE(std::equal(p.payload.begin(), p.payload.end(), s.payload.begin()));
   }
