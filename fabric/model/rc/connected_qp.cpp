@@ -115,6 +115,7 @@ int ConnectedQp::modify(const QpAttr& a, uint32_t mask) {
 void ConnectedQp::reset() {
   sim::Simulator& s = hca_.fabric().sim();
   for (sim::EventHandle h : {ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_}) s.cancel(h);
+  ack_deadline_ = sim::Time::max();
   state_ = QpState::kReset;
   sq_.clear();
   assigned_ = send_seq_ = sq_.head();
@@ -196,6 +197,7 @@ sim::Time ConnectedQp::transmit(const wire::PacketSpec& spec) {
 void ConnectedQp::enter_error(uint8_t event, bool keep_responses) {
   sim::Simulator& s = hca_.fabric().sim();
   for (sim::EventHandle h : {ack_timer_, rnr_timer_}) s.cancel(h);
+  ack_deadline_ = sim::Time::max();
   const bool was_error = state_ == QpState::kError;
   state_ = QpState::kError;
   attr_.state = QpState::kError;

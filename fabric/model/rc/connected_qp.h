@@ -112,7 +112,11 @@ class ConnectedQp {
   void fail(uint32_t seq, uint8_t status);
   // The WQE whose PSNs hold `psn` (or the oldest WQE sent when none).
   uint32_t wqe_holding(uint32_t psn);
+  // The local ACK timer: (re)started at each progress, stopped when
+  // nothing is outstanding; one simulator event that moves itself on.
   void arm_ack_timer();
+  void stop_ack_timer();
+  void on_ack_timer();
   void on_ack_timeout();
   void check_drained();
   // The completion of WQE `seq` (build it before the WQE is popped).
@@ -150,6 +154,8 @@ class ConnectedQp {
   QpState state_ = QpState::kReset;
   std::vector<uint8_t> scratch_;  // one packet's payload
   sim::EventHandle ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_;
+  sim::Time ack_deadline_ = sim::Time::max();  // max: not running
+  sim::Time ack_timer_at_;
 
   // Requester. WQEs [head, assigned_) have PSNs; the cursor is the packet
   // to send next: WQE send_seq_, its packet send_pkt_, PSN cur_psn_.

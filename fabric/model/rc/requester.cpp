@@ -167,18 +167,38 @@ sim::Time ConnectedQp::send_packet() {
   }
   if (psn_diff(cur_psn_, sent_psn_) > 0) sent_psn_ = cur_psn_;
   if (!is_rc()) una_ = sent_psn_;
-  else if (!hca_.fabric().sim().pending(ack_timer_)) arm_ack_timer();
+  else if (ack_deadline_ == sim::Time::max()) arm_ack_timer();
   return left;
 }
 
 // --- timers ---
 
 void ConnectedQp::arm_ack_timer() {
-  sim::Simulator& s = hca_.fabric().sim();
-  s.cancel(ack_timer_);
+  ack_deadline_ = sim::Time::max();
   if (attr_.timeout == 0 || rnr_wait_ || psn_diff(sent_psn_, una_) <= 0) return;
-  const sim::Time t = sim::Time::ns(4096) * (int64_t{1} << std::min<uint8_t>(attr_.timeout, 31));
-  ack_timer_ = s.schedule(t, [this]() { on_ack_timeout(); });
+  sim::Simulator& s = hca_.fabric().sim();
+  ack_deadline_ = s.now() + sim::Time::ns(4096) * (int64_t{1} << std::min<uint8_t>(attr_.timeout, 31));
+  // The event stays when it is due no later than the new deadline: it
+  // then moves itself on. Restarting the timer on every ACK would leave a
+  // cancelled event per ACK in the simulator's queue until its time.
+  if (s.pending(ack_timer_) && ack_timer_at_ <= ack_deadline_) return;
+  s.cancel(ack_timer_);
+  ack_timer_at_ = ack_deadline_;
+  ack_timer_ = s.schedule_at(ack_timer_at_, [this]() { on_ack_timer(); });
+}
+
+void ConnectedQp::stop_ack_timer() { ack_deadline_ = sim::Time::max(); }
+
+void ConnectedQp::on_ack_timer() {
+  sim::Simulator& s = hca_.fabric().sim();
+  if (ack_deadline_ == sim::Time::max()) return;
+  if (s.now() < ack_deadline_) {
+    ack_timer_at_ = ack_deadline_;
+    ack_timer_ = s.schedule_at(ack_timer_at_, [this]() { on_ack_timer(); });
+    return;
+  }
+  ack_deadline_ = sim::Time::max();
+  on_ack_timeout();
 }
 
 void ConnectedQp::on_ack_timeout() {
@@ -226,7 +246,7 @@ void ConnectedQp::on_ack(const wire::ParsedPacket& p) {
       go_back(psn);
       rnr_wait_ = true;
       sim::Simulator& s = hca_.fabric().sim();
-      s.cancel(ack_timer_);
+      stop_ack_timer();
       s.cancel(rnr_timer_);
       const auto wait = static_cast<int64_t>(wire::rnr_timer_ns(p.aeth->value()));
       rnr_timer_ = s.schedule(sim::Time::ns(wait), [this]() {
@@ -352,7 +372,7 @@ void ConnectedQp::go_back(uint32_t psn) {
   rd_outstanding_ = 0;
   for (uint32_t s = sq_.head(); s != seq; ++s)
     if (reads_back(sq_.at(s).opcode) && !sq_.at(s).done) ++rd_outstanding_;
-  hca_.fabric().sim().cancel(ack_timer_);  // armed again by the first packet resent
+  stop_ack_timer();  // armed again by the first packet resent
 }
 
 void ConnectedQp::complete_in_order() {
