@@ -21,7 +21,8 @@ bool rc_only(uint8_t op) {
 
 bool carried(uint8_t op) {
   return op == wr_opcode::kSend || op == wr_opcode::kSendWithImm || op == wr_opcode::kRdmaWrite ||
-         op == wr_opcode::kRdmaWriteWithImm || rc_only(op);
+         op == wr_opcode::kRdmaWriteWithImm || op == wr_opcode::kLocalInv || op == wr_opcode::kBindMw ||
+         rc_only(op);
 }
 
 bool atomic(uint8_t op) { return op == wr_opcode::kAtomicCmpAndSwp || op == wr_opcode::kAtomicFetchAndAdd; }

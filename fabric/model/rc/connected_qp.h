@@ -96,6 +96,8 @@ class ConnectedQp {
   void pump_send();
   // Sends the packet at the cursor; returns when it has left.
   sim::Time send_packet();
+  // LOCAL_INV, BIND_MW: done on the HCA when the cursor reaches them.
+  void execute_local(uint32_t seq);
   bool may_send() ;
   void on_response(const wire::ParsedPacket& p);
   void on_read_response(const wire::ParsedPacket& p);

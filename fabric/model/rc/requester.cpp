@@ -19,8 +19,12 @@ bool reads_back(uint8_t wr_op) {
          wr_op == wr_opcode::kAtomicFetchAndAdd;
 }
 
+bool local_only(uint8_t wr_op) { return wr_op == wr_opcode::kLocalInv || wr_op == wr_opcode::kBindMw; }
+
 uint8_t wc_opcode_of(uint8_t wr_op) {
   switch (wr_op) {
+    case wr_opcode::kLocalInv: return wc_opcode::kLocalInv;
+    case wr_opcode::kBindMw: return wc_opcode::kBindMw;
     case wr_opcode::kRdmaWrite:
     case wr_opcode::kRdmaWriteWithImm: return wc_opcode::kRdmaWrite;
     case wr_opcode::kRdmaRead: return wc_opcode::kRdmaRead;
@@ -102,6 +106,15 @@ void ConnectedQp::pump_send() {
 sim::Time ConnectedQp::send_packet() {
   const uint32_t seq = send_seq_;
   SendWqe& w = sq_.at(seq);
+  if (local_only(w.opcode)) {
+    if (seq == assigned_) {
+      execute_local(seq);
+    } else {  // gone back past it: done once, not again
+      ++send_seq_;
+      send_pkt_ = 0;
+    }
+    return hca_.fabric().sim().now();
+  }
   if (seq == assigned_) {
     w.first_psn = next_psn_;
     w.packets = reads_back(w.opcode) && w.opcode != wr_opcode::kRdmaRead ? 1 : packets_for(w.length);
@@ -169,6 +182,31 @@ sim::Time ConnectedQp::send_packet() {
   if (!is_rc()) una_ = sent_psn_;
   else if (ack_deadline_ == sim::Time::max()) arm_ack_timer();
   return left;
+}
+
+void ConnectedQp::execute_local(uint32_t seq) {
+  // A WQE that sends nothing: executed when the cursor reaches it, it takes
+  // no PSN and completes in order with the others.
+  SendWqe& w = sq_.at(seq);
+  w.first_psn = next_psn_;
+  w.packets = 0;
+  ++assigned_;
+  ++send_seq_;
+  send_pkt_ = 0;
+  MemoryFault f;
+  if (w.opcode == wr_opcode::kLocalInv) {
+    f = hca_.memory().invalidate(w.invalidate_rkey, pd_);
+  } else {
+    uint32_t bound = 0;
+    f = hca_.memory().bind_window(w.bind.mw_rkey, w.bind.new_tag, w.bind.mr_lkey, pd_, qpn_, w.bind.addr,
+                                  w.bind.length, w.bind.access, bound);
+  }
+  if (f != MemoryFault::kNone) {
+    fail(seq, w.opcode == wr_opcode::kBindMw ? wc_status::kMwBindErr : wc_status::kLocProtErr);
+    return;
+  }
+  w.done = true;
+  complete_in_order();
 }
 
 // --- timers ---
