@@ -39,7 +39,6 @@ ConnectedQp::ConnectedQp(Hca& hca, uint32_t qpn, Transport transport, uint32_t p
       caps_(caps),
       sq_sig_all_(sq_sig_all),
       ep_(endpoint),
-      scratch_(PacketPool::kMaxPacket),
       sq_(caps.max_send_wr, caps.max_send_sge, caps.max_inline_data),
       rq_(rq),
       shared_rq_(shared),
@@ -53,6 +52,8 @@ ConnectedQp::~ConnectedQp() {
   sim::Simulator& s = hca_.fabric().sim();
   for (sim::EventHandle h : {ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_}) s.cancel(h);
 }
+
+std::span<uint8_t> ConnectedQp::scratch(uint32_t bytes) { return hca_.packet_scratch().first(bytes); }
 
 uint32_t ConnectedQp::mtu() const { return mtu_bytes(attr_.path_mtu >= 1 && attr_.path_mtu <= 5 ? attr_.path_mtu : 1); }
 

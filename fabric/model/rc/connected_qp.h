@@ -82,7 +82,9 @@ class ConnectedQp {
   wire::PacketSpec header(uint8_t op, uint32_t psn, bool ack_req) const;
   // Packs and sends; returns when the packet has left the port.
   sim::Time transmit(const wire::PacketSpec& spec);
-  std::span<uint8_t> scratch(uint32_t bytes) { return {scratch_.data(), bytes}; }
+  // One packet's payload, gathered or read before it is packed: the HCA's
+  // buffer, shared by its QPs (one packet is built at a time).
+  std::span<uint8_t> scratch(uint32_t bytes);
   // Moves to ERR: timers stop, and a zero-delay event flushes both queues
   // (`event`, when not 0, is reported to the owner first). The responses
   // queued are dropped, unless `keep_responses` (the responder's own error:
@@ -154,7 +156,6 @@ class ConnectedQp {
   QpEndpoint* ep_;
   QpAttr attr_;
   QpState state_ = QpState::kReset;
-  std::vector<uint8_t> scratch_;  // one packet's payload
   sim::EventHandle ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_;
   sim::Time ack_deadline_ = sim::Time::max();  // max: not running
   sim::Time ack_timer_at_;
