@@ -157,6 +157,8 @@ class ConnectedQp {
   QpAttr attr_;
   QpState state_ = QpState::kReset;
   sim::EventHandle ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_;
+  // When the last packet the requester / responder sent has left the port.
+  sim::Time send_free_at_, respond_free_at_;
   sim::Time ack_deadline_ = sim::Time::max();  // max: not running
   sim::Time ack_timer_at_;
 

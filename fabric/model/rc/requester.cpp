@@ -96,11 +96,17 @@ bool ConnectedQp::may_send() {
 void ConnectedQp::pump_send() {
   sim::Simulator& s = hca_.fabric().sim();
   if (s.pending(send_event_)) return;  // the port still carries our last packet: its event pumps
-  complete_in_order();                 // UC: messages whose last packet has left
+  if (s.now() < send_free_at_) {       // it does, and nothing waited for it
+    send_event_ = s.schedule_at(send_free_at_, [this]() { pump_send(); });
+    return;
+  }
+  complete_in_order();  // UC: messages whose last packet has left
   if (!may_send()) return;
-  const sim::Time left = send_packet();
+  send_free_at_ = std::max(send_packet(), s.now());
   if (state_ == QpState::kError) return;
-  send_event_ = s.schedule_at(std::max(left, s.now()), [this]() { pump_send(); });
+  // The next packet goes when this one has left. UC completes a message
+  // then too, so it always looks again.
+  if (!is_rc() || may_send()) send_event_ = s.schedule_at(send_free_at_, [this]() { pump_send(); });
 }
 
 sim::Time ConnectedQp::send_packet() {
