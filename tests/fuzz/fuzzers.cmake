@@ -9,7 +9,9 @@ get_target_property(_sm_srcs ibfab_sm SOURCES)
 list(TRANSFORM _sm_srcs PREPEND ${PROJECT_SOURCE_DIR}/sm/)
 get_target_property(_server_srcs ibfab_server SOURCES)
 list(TRANSFORM _server_srcs PREPEND ${PROJECT_SOURCE_DIR}/api/server/)
-set(_engine_srcs ${_sm_srcs} ${_server_srcs}
+get_target_property(_kernel_srcs ibfab_kernel SOURCES)
+list(TRANSFORM _kernel_srcs PREPEND ${PROJECT_SOURCE_DIR}/api/server/kernel/)
+set(_engine_srcs ${_sm_srcs} ${_server_srcs} ${_kernel_srcs}
   ${PROJECT_SOURCE_DIR}/api/client/seqpacket.cpp ${PROJECT_SOURCE_DIR}/api/client/shared_memory.cpp
   ${PROJECT_SOURCE_DIR}/api/client/socket_path.cpp)
 ibfab_add_fuzzer(fuzz_engine_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_engine_request.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/engine_request 30000)
