@@ -28,3 +28,4 @@ target_sources(fuzz_partitions PRIVATE ${PROJECT_SOURCE_DIR}/sm/partitions/parti
 ibfab_add_fuzzer(fuzz_cm_mad ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cm_mad.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/cm_mad 30000)
 ibfab_add_fuzzer(fuzz_cm_connection ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cm_connection.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/cm_connection 5000)
 target_sources(fuzz_cm_connection PRIVATE ${PROJECT_SOURCE_DIR}/api/server/kernel/ib_cm.cpp ${PROJECT_SOURCE_DIR}/api/server/kernel/ib_cm_connection.cpp)
+ibfab_add_fuzzer(fuzz_rc_receive ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_rc_receive.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/rc_receive 10000)
