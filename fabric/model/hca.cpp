@@ -9,6 +9,7 @@
 #include "fabric/mad/smi.h"
 #include "fabric/model/fabric.h"
 #include "fabric/model/mad_packet.h"
+#include "fabric/model/rc/connected_qp.h"
 #include "fabric/wire/byte_cursor.h"
 #include "fabric/wire/lrh.h"
 #include "fabric/wire/mad_header.h"
@@ -55,6 +56,8 @@ Hca::Hca(Fabric& fabric, uint32_t index, const topo::NodeDesc& desc) : Node(fabr
                         mad::port_cap::kIsCapabilityMask2Supported | mad::port_cap::kIsExtendedSpeedsSupported;
   }
 }
+
+Hca::~Hca() = default;
 
 void Hca::port_event(Port& port, PortEvent event) {
   for (PortEventListener* l : listeners_) l->on_port_event(*this, port.number(), event);
@@ -188,6 +191,14 @@ uint32_t Hca::create_ud_qp(uint8_t port, uint32_t qkey, uint16_t pkey_index, UdE
 }
 
 void Hca::destroy_qp(uint32_t qpn) {
+  if (connected_.erase(qpn) != 0) {
+    own_rqs_.erase(qpn);
+    if (auto s = qp_srq_.find(qpn); s != qp_srq_.end()) {
+      if (auto srq = srqs_.find(s->second); srq != srqs_.end()) --srq->second->users;
+      qp_srq_.erase(s);
+    }
+    return;
+  }
   auto it = qps_.find(qpn);
   if (it == qps_.end()) return;
   for (McastGroup& g : groups(it->second.port))
@@ -331,6 +342,13 @@ void Hca::receive(Port& in, PacketRef pkt) {
     in.counters.rcv_errors++;
     return;
   }
+  // The transport is in BTH.OpCode bits 7:5.
+  const std::size_t bth = wire::Lrh::kSize + ((b[1] & 3) == wire::Lrh::kLnhIbaGlobal ? wire::Grh::kSize : 0);
+  const uint8_t transport = b.size() > bth ? (b[bth] & wire::opcode::kTransportMask) : wire::opcode::kUd;
+  if (transport == wire::opcode::kRc || transport == wire::opcode::kUc) {
+    receive_connected(in, pkt);
+    return;
+  }
   receive_ud(in, pkt, false, 0);
 }
 
@@ -411,6 +429,129 @@ bool Hca::deliver(const Qp& qp, uint32_t qpn, uint16_t pkey, uint32_t qkey, UdMe
   }
   ud_stats_.delivered++;
   return true;
+}
+
+// --- Connected transports ---
+
+uint32_t Hca::alloc_pd() {
+  pds_.push_back(next_pd_);
+  return next_pd_++;
+}
+
+int Hca::dealloc_pd(uint32_t pd) {
+  auto it = std::find(pds_.begin(), pds_.end(), pd);
+  if (it == pds_.end()) return EINVAL;
+  for (const auto& [qpn, qp] : connected_)
+    if (qp->pd() == pd) return EBUSY;
+  for (const auto& [srqn, srq] : srqs_)
+    if (srq->pd == pd) return EBUSY;
+  pds_.erase(it);
+  return 0;
+}
+
+uint32_t Hca::create_connected_qp(Transport t, uint32_t pd, const QpCaps& caps, uint32_t srqn, QpEndpoint* ep,
+                                  bool sq_sig_all) {
+  if (t != Transport::kRc && t != Transport::kUc) return 0;
+  if (std::find(pds_.begin(), pds_.end(), pd) == pds_.end()) return 0;
+  Srq* srq = nullptr;
+  if (srqn != 0) {
+    auto it = srqs_.find(srqn);
+    if (it == srqs_.end()) return 0;
+    srq = it->second.get();
+  }
+  const uint32_t qpn = next_qpn_++;
+  ReceiveQueue* rq = nullptr;
+  if (srq) {
+    rq = &srq->rq;
+    ++srq->users;
+    qp_srq_.emplace(qpn, srqn);
+  } else {
+    rq = own_rqs_.emplace(qpn, std::make_unique<ReceiveQueue>(std::max(caps.max_recv_wr, 1u), caps.max_recv_sge))
+             .first->second.get();
+  }
+  connected_.emplace(qpn, std::make_unique<rc::ConnectedQp>(*this, qpn, t, pd, caps, sq_sig_all, rq, srq != nullptr,
+                                                            srq ? srq->pd : pd, srq ? srq->ep : nullptr, ep));
+  return qpn;
+}
+
+int Hca::modify_qp(uint32_t qpn, const QpAttr& attr, uint32_t mask) {
+  auto it = connected_.find(qpn);
+  return it == connected_.end() ? EINVAL : it->second->modify(attr, mask);
+}
+
+QpState Hca::qp_state(uint32_t qpn) const {
+  auto it = connected_.find(qpn);
+  return it == connected_.end() ? QpState::kReset : it->second->state();
+}
+
+int Hca::post_send(uint32_t qpn, const SendWr& wr) {
+  auto it = connected_.find(qpn);
+  return it == connected_.end() ? EINVAL : it->second->post_send(wr);
+}
+
+int Hca::post_recv(uint32_t qpn, const RecvWr& wr) {
+  auto it = connected_.find(qpn);
+  return it == connected_.end() ? EINVAL : it->second->post_recv(wr);
+}
+
+uint32_t Hca::create_srq(uint32_t pd, uint32_t depth, uint32_t max_sge, QpEndpoint* ep) {
+  if (std::find(pds_.begin(), pds_.end(), pd) == pds_.end()) return 0;
+  const uint32_t srqn = next_srqn_++;
+  srqs_.emplace(srqn, std::make_unique<Srq>(Srq{pd, ReceiveQueue(std::max(depth, 1u), max_sge), ep, 0}));
+  return srqn;
+}
+
+int Hca::post_srq_recv(uint32_t srqn, const RecvWr& wr) {
+  auto it = srqs_.find(srqn);
+  return it == srqs_.end() ? EINVAL : it->second->rq.post(wr);
+}
+
+int Hca::arm_srq_limit(uint32_t srqn, uint32_t limit) {
+  auto it = srqs_.find(srqn);
+  return it == srqs_.end() ? EINVAL : it->second->rq.arm_limit(limit);
+}
+
+int Hca::destroy_srq(uint32_t srqn) {
+  auto it = srqs_.find(srqn);
+  if (it == srqs_.end()) return EINVAL;
+  if (it->second->users != 0) return EBUSY;
+  srqs_.erase(it);
+  return 0;
+}
+
+sim::Time Hca::transmit_connected(Port& port, PacketRef pkt) {
+  const sim::Time now = fabric().sim().now();
+  if (port.owns_lid(load_be16(&pkt.bytes()[wire::Lrh::kDlidOffset]))) {
+    // To a QP of this port: off the wire, in simulated time.
+    if (port.state() != PortState::Active) return now;
+    loop_back(port, std::move(pkt), now);
+    return now;
+  }
+  return fabric().transmit(port, std::move(pkt), now);
+}
+
+void Hca::receive_connected(Port& in, const PacketRef& pkt) {
+  const wire::ParsedPacket p = wire::parse_packet(pkt.bytes(), /*check_crcs=*/false);
+  if (!p.ok()) {
+    in.counters.rcv_errors++;
+    return;
+  }
+  auto it = connected_.find(p.bth.dest_qp);
+  if (it == connected_.end() || it->second->port_number() != in.number() ||
+      (it->second->transport() == Transport::kRc) != ((p.bth.opcode & wire::opcode::kTransportMask) == wire::opcode::kRc)) {
+    connected_stats_.no_qp++;
+    return;
+  }
+  rc::ConnectedQp& qp = *it->second;
+  // IBTA 9.6.1.1: the packet's P_Key must match the QP's.
+  const uint16_t pkey_index = qp.attr().pkey_index;
+  const uint16_t mine = pkey_index < in.pkeys.size() ? in.pkeys[pkey_index] : 0;
+  if (!mad::PKeyTable::matches(mine, p.bth.pkey)) {
+    in.p_key_violations++;
+    in.counters.rcv_constraint_errors++;
+    return;
+  }
+  qp.receive(p);
 }
 
 }  // namespace ibfab::fabric

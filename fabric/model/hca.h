@@ -1,17 +1,27 @@
 #pragma once
 // A channel adapter: 1 or 2 ports, QP0/QP1 with MAD agents registered on
-// them (kernel ib_mad semantics), and the UD data path: QPs, Q_Key and
-// P_Key checks, a multicast attach table per port, local loopback.
+// them (kernel ib_mad semantics), the UD data path (QPs, Q_Key and P_Key
+// checks, a multicast attach table per port, local loopback) and the
+// connected transports (RC, UC: fabric/model/rc/) with their protection
+// domains, memory table and shared receive queues.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "fabric/model/mad_agent.h"
+#include "fabric/model/memory_table.h"
 #include "fabric/model/node.h"
+#include "fabric/model/qp_attr.h"
+#include "fabric/model/receive_queue.h"
 #include "fabric/model/ud_endpoint.h"
+
+namespace ibfab::fabric::rc {
+class ConnectedQp;
+}
 
 namespace ibfab::fabric {
 
@@ -23,6 +33,7 @@ class Hca final : public Node {
   static constexpr uint32_t kFirstQpn = 0x48;
 
   Hca(Fabric& fabric, uint32_t index, const topo::NodeDesc& desc);
+  ~Hca() override;
 
   void receive(Port& in, PacketRef pkt) override;
   void port_event(Port& port, PortEvent event) override;
@@ -53,7 +64,8 @@ class Hca final : public Node {
   // Creates a UD QP on `port`; returns its QP number.
   uint32_t create_ud_qp(uint8_t port, uint32_t qkey, uint16_t pkey_index, UdEndpoint* endpoint,
                         bool block_self_loopback = false);
-  // Destroys a QP and detaches it from every group.
+  // Destroys a QP (UD: detached from every group; connected: its WQEs and
+  // timers are simply gone, as with ibv_destroy_qp).
   void destroy_qp(uint32_t qpn);
   void set_qkey(uint32_t qpn, uint32_t qkey);
   // Moves a QP to `port` with `pkey_index` (RESET -> INIT); its multicast
@@ -77,11 +89,49 @@ class Hca final : public Node {
   // exist or its port is not Active (nothing leaves).
   std::optional<sim::Time> send_ud(uint32_t qpn, const UdSend& send);
 
+  // --- Connected transports (RC, UC) ---
+  // Protection domains: ids > 0. dealloc_pd: 0, EINVAL (no such PD),
+  // EBUSY (a QP or SRQ uses it).
+  uint32_t alloc_pd();
+  int dealloc_pd(uint32_t pd);
+  MemoryTable& memory() { return memory_; }
+  // Creates an RC or UC QP in RESET (QP numbers from the UD QPs' space).
+  // srqn 0: the QP has its own receive queue of caps.max_recv_wr WQEs.
+  // sq_sig_all: every send WQE completes (ibv_qp_init_attr.sq_sig_all).
+  // Returns 0 when `pd` or `srqn` names nothing or the transport is XRC.
+  uint32_t create_connected_qp(Transport t, uint32_t pd, const QpCaps& caps, uint32_t srqn, QpEndpoint* ep,
+                               bool sq_sig_all = false);
+  // Applies the attributes `mask` names and acts on the state (the caller
+  // checked the transition). 0 or EINVAL.
+  int modify_qp(uint32_t qpn, const QpAttr& attr, uint32_t mask);
+  // kReset for a QP that does not exist.
+  QpState qp_state(uint32_t qpn) const;
+  // 0, ENOMEM (queue full), EINVAL (no such QP, too many SGEs, inline too
+  // long, an opcode the transport has not, a QP in RESET or INIT). A post
+  // to a QP in ERR completes with WR_FLUSH_ERR.
+  int post_send(uint32_t qpn, const SendWr& wr);
+  int post_recv(uint32_t qpn, const RecvWr& wr);
+  // Shared receive queues: ids > 0 (0: no such PD). Their receive
+  // completions go to the QP that took the WQE; the limit event to `ep`.
+  uint32_t create_srq(uint32_t pd, uint32_t depth, uint32_t max_sge, QpEndpoint* ep);
+  int post_srq_recv(uint32_t srqn, const RecvWr& wr);
+  int arm_srq_limit(uint32_t srqn, uint32_t limit);
+  // 0, EINVAL (no such SRQ), EBUSY (QPs use it).
+  int destroy_srq(uint32_t srqn);
+  // Sends a connected QP's packet out of `port`, or back to this HCA when
+  // it is addressed to the port itself; returns when it has left.
+  sim::Time transmit_connected(Port& port, PacketRef pkt);
+
+  struct ConnectedStats {
+    uint64_t no_qp = 0;  // to a connected QP that does not exist (or of another transport)
+  };
+  const ConnectedStats& connected_stats() const { return connected_stats_; }
+
   void add_listener(PortEventListener* l) { listeners_.push_back(l); }
   void remove_listener(PortEventListener* l);
 
   // What is attached now: QPs, and groups with a QP attached on `port`.
-  std::size_t qp_count() const { return qps_.size(); }
+  std::size_t qp_count() const { return qps_.size() + connected_.size(); }
   std::size_t mcast_groups(uint8_t port) const { return groups_[port - 1u].size(); }
 
   struct UdStats {
@@ -115,6 +165,7 @@ class Hca final : public Node {
   };
 
   void receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sender_qpn);
+  void receive_connected(Port& in, const PacketRef& pkt);
   // Delivers to one UD QP if the packet's P_Key matches the entry at the
   // QP's P_Key index (IBTA 9.6.1.1: a QP other than QP1 checks its own
   // partition) and its Q_Key the QP's; else counts the violation.
@@ -129,6 +180,22 @@ class Hca final : public Node {
   std::vector<uint32_t> mcast_scratch_;  // receive_ud's copy of a group's QPs
   std::vector<PortEventListener*> listeners_;
   UdStats ud_stats_;
+
+  struct Srq {
+    uint32_t pd;
+    ReceiveQueue rq;
+    QpEndpoint* ep;
+    uint32_t users = 0;
+  };
+  MemoryTable memory_;
+  std::vector<uint32_t> pds_;  // allocated PD ids
+  uint32_t next_pd_ = 1;
+  std::unordered_map<uint32_t, std::unique_ptr<rc::ConnectedQp>> connected_;
+  std::unordered_map<uint32_t, std::unique_ptr<ReceiveQueue>> own_rqs_;  // by QP number
+  std::unordered_map<uint32_t, uint32_t> qp_srq_;                       // QP number -> its SRQ
+  std::unordered_map<uint32_t, std::unique_ptr<Srq>> srqs_;
+  uint32_t next_srqn_ = 1;
+  ConnectedStats connected_stats_;
 };
 
 }  // namespace ibfab::fabric

@@ -24,8 +24,10 @@ struct Transit {
 class Link {
  public:
   // Wire bytes a packet may have beyond the MTU: LRH 8, GRH 40, BTH 12,
-  // DETH 8, immediate 4, ICRC 4, VCRC 2, and 3 bytes of pad.
-  static constexpr uint32_t kHeaderAllowance = 81;
+  // the largest extension headers a packet with payload carries (RETH 16
+  // and ImmDt 4: RDMA WRITE Only with Immediate), ICRC 4, VCRC 2, and 3
+  // bytes of pad.
+  static constexpr uint32_t kHeaderAllowance = 89;
 
   Link(uint32_t id, Port* a, Port* b, LinkRate rate, sim::Time propagation, uint64_t seed)
       : id_(id), end_{a, b}, rate_(rate), propagation_(propagation), seed_(seed),

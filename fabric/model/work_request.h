@@ -5,6 +5,7 @@
 // ibv_wc_flags, ibv_access_flags); the api layer static_asserts that they
 // agree, so the model itself needs no rdma-core header.
 #include <cstdint>
+#include <span>
 
 namespace ibfab::fabric {
 
@@ -80,10 +81,11 @@ struct Sge {
   uint32_t lkey = 0;
 };
 
-// A send work request. Its SGEs (or inline bytes) are read when its packets
-// are built, not when it is posted, as hardware reads them by DMA; inline
-// data is copied at post time by whoever holds it (the api layer) into
-// `inline_data`, which then stands for the SGEs.
+// A send work request. Its SGEs are read when its packets are built, not
+// when it is posted, as hardware reads them by DMA. With send_flag::kInline
+// the bytes are copied at post time: whoever holds them (the api layer)
+// points `inline_data` at them, and the model copies them into the queue;
+// they then stand for the SGEs.
 struct SendWr {
   uint64_t wr_id = 0;
   uint8_t opcode = wr_opcode::kSend;
@@ -96,6 +98,7 @@ struct SendWr {
   uint64_t swap = 0;
   uint32_t num_sge = 0;          // SGEs, copied into the queue's storage at post
   const Sge* sge = nullptr;
+  std::span<const uint8_t> inline_data;  // kInline: the bytes, copied at post
 };
 
 // A receive work request: up to the queue's max_sge SGEs.

@@ -1,0 +1,163 @@
+// RC SEND between two HCAs: segmentation into path-MTU packets, scatter
+// and gather over several SGEs, inline data, immediates, ordering, and
+// the same across a two-level fat tree.
+#include <gtest/gtest.h>
+
+#include "tests/fabric/model/rc_fixture.h"
+
+namespace ibfab::fabric::testing {
+namespace {
+
+class RcSendTest : public RcFixture {};
+
+// One SEND of `n` bytes from `send_sges` SGEs into `recv_sges` SGEs
+// (MTU 1024), checked byte for byte.
+void send_and_check(RcSendTest& t, Host& a, Host& b, uint32_t n, uint32_t send_sges, uint32_t recv_sges) {
+  std::vector<Sge> rs, ss;
+  // Receive SGEs: n spread over recv_sges pieces (the last one takes the
+  // rest and 16 spare bytes), 64 bytes apart.
+  uint64_t roff = 0x1000;
+  for (uint32_t i = 0; i < recv_sges; ++i) {
+    const uint32_t piece = i + 1 == recv_sges ? n - n / recv_sges * i + 16 : n / recv_sges;
+    rs.push_back(t.sge(b, roff, piece));
+    roff += piece + 64;
+  }
+  uint64_t soff = 0x1000;
+  for (uint32_t i = 0; i < send_sges; ++i) {
+    const uint32_t piece = i + 1 == send_sges ? n - n / send_sges * i : n / send_sges;
+    t.fill(a, soff, piece, static_cast<uint8_t>(i * 31 + 5));
+    ss.push_back(t.sge(a, soff, piece));
+    soff += piece + 128;
+  }
+  ASSERT_EQ(t.post_recv(b, 77, rs), 0);
+  ASSERT_EQ(t.post_send(a, 55, wr_opcode::kSend, ss), 0);
+  t.sim.run();
+  ASSERT_EQ(b.rec.recvs.size(), 1u);
+  const WorkCompletion& rc = b.rec.recvs[0];
+  EXPECT_EQ(rc.status, wc_status::kSuccess);
+  EXPECT_EQ(rc.opcode, wc_opcode::kRecv);
+  EXPECT_EQ(rc.byte_len, n);
+  EXPECT_EQ(rc.wr_id, 77u);
+  EXPECT_EQ(rc.src_qp, a.qpn);
+  EXPECT_EQ(rc.qp_num, b.qpn);
+  EXPECT_EQ(rc.slid, a.hca->port(1).lid);
+  EXPECT_EQ(rc.wc_flags, 0);
+  ASSERT_EQ(a.rec.sends.size(), 1u);
+  EXPECT_EQ(a.rec.sends[0].status, wc_status::kSuccess);
+  EXPECT_EQ(a.rec.sends[0].opcode, wc_opcode::kSend);
+  EXPECT_EQ(a.rec.sends[0].wr_id, 55u);
+  // The bytes sent, in order, against the bytes received, in order.
+  std::string sent, got;
+  for (const Sge& s : ss) sent += a.read(s.addr - a.base(), s.length);
+  for (const Sge& s : rs) got += b.read(s.addr - b.base(), s.length);
+  ASSERT_GE(got.size(), sent.size());
+  EXPECT_EQ(got.substr(0, sent.size()), sent);
+  EXPECT_EQ(a.hca->qp_state(a.qpn), QpState::kRts);
+  EXPECT_EQ(b.hca->qp_state(b.qpn), QpState::kRts);
+}
+
+struct Shape {
+  uint32_t bytes;
+  uint32_t send_sges, recv_sges;
+};
+
+class RcSendSizes : public RcSendTest, public ::testing::WithParamInterface<Shape> {};
+
+TEST_P(RcSendSizes, ArrivesWhole) {
+  connect();
+  send_and_check(*this, a, b, GetParam().bytes, GetParam().send_sges, GetParam().recv_sges);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, RcSendSizes,
+                         ::testing::Values(Shape{0, 1, 1}, Shape{1, 1, 1}, Shape{1023, 1, 1}, Shape{1024, 1, 1},
+                                           Shape{1025, 1, 1}, Shape{3 * 1024 + 7, 1, 1}, Shape{1 << 20, 1, 1},
+                                           Shape{3 * 1024 + 7, 4, 1}, Shape{3 * 1024 + 7, 1, 4},
+                                           Shape{3 * 1024 + 7, 3, 2}, Shape{1 << 20, 4, 4}),
+                         [](const auto& info) {
+                           return std::to_string(info.param.bytes) + "B_" + std::to_string(info.param.send_sges) +
+                                  "x" + std::to_string(info.param.recv_sges);
+                         });
+
+TEST_F(RcSendTest, AcrossTheSpines) {
+  connect(8);
+  send_and_check(*this, a, b, 3 * 1024 + 7, 2, 2);
+}
+
+TEST_F(RcSendTest, InlineDataIsCopiedAtPost) {
+  connect();
+  ASSERT_EQ(post_recv(b, 1, {sge(b, 0, 256)}), 0);
+  std::string text = "inline bytes, copied when posted";
+  SendWr wr;
+  wr.wr_id = 9;
+  wr.opcode = wr_opcode::kSend;
+  wr.flags = send_flag::kSignaled | send_flag::kInline;
+  wr.inline_data = {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+  ASSERT_EQ(a.hca->post_send(a.qpn, wr), 0);
+  text.assign(text.size(), 'x');  // the caller's buffer may change at once
+  sim.run();
+  ASSERT_EQ(b.rec.recvs.size(), 1u);
+  EXPECT_EQ(b.rec.recvs[0].byte_len, 32u);
+  EXPECT_EQ(b.read(0, 32), "inline bytes, copied when posted");
+  // Longer than max_inline_data: refused.
+  std::string big(257, 'y');
+  wr.inline_data = {reinterpret_cast<const uint8_t*>(big.data()), big.size()};
+  EXPECT_EQ(a.hca->post_send(a.qpn, wr), EINVAL);
+}
+
+TEST_F(RcSendTest, ImmediateIsDelivered) {
+  connect();
+  ASSERT_EQ(post_recv(b, 1, {sge(b, 0, 4096)}), 0);
+  fill(a, 0, 2000, 3);
+  SendWr wr;
+  wr.wr_id = 4;
+  wr.opcode = wr_opcode::kSendWithImm;
+  wr.flags = send_flag::kSignaled;
+  wr.imm_data = 0x12345678;
+  ASSERT_EQ(post(a, wr, {sge(a, 0, 2000)}), 0);
+  sim.run();
+  ASSERT_EQ(b.rec.recvs.size(), 1u);
+  EXPECT_EQ(b.rec.recvs[0].wc_flags, wc_flag::kWithImm);
+  EXPECT_EQ(b.rec.recvs[0].imm_data, 0x12345678u);
+  EXPECT_EQ(b.rec.recvs[0].byte_len, 2000u);
+  EXPECT_EQ(b.read(0, 2000), a.read(0, 2000));
+}
+
+TEST_F(RcSendTest, ThousandMessagesArriveInOrder) {
+  QpOptions o;
+  o.caps = QpCaps{1024, 1024, 1, 1, 0};
+  connect(8, o, o);
+  for (uint32_t i = 0; i < 1000; ++i) {
+    ASSERT_EQ(post_recv(b, i, {sge(b, i * 64, 64)}), 0);
+    *a.at(i * 64) = static_cast<uint8_t>(i);
+    *a.at(i * 64 + 1) = static_cast<uint8_t>(i >> 8);
+  }
+  // Every tenth signalled: the others complete silently, in order.
+  for (uint32_t i = 0; i < 1000; ++i)
+    ASSERT_EQ(post_send(a, i, wr_opcode::kSend, {sge(a, i * 64, 2 + i % 60)}, i % 10 == 9 ? send_flag::kSignaled : 0),
+              0);
+  sim.run();
+  ASSERT_EQ(b.rec.recvs.size(), 1000u);
+  for (uint32_t i = 0; i < 1000; ++i) {
+    ASSERT_EQ(b.rec.recvs[i].wr_id, i);
+    ASSERT_EQ(b.rec.recvs[i].byte_len, 2 + i % 60);
+    ASSERT_EQ(*b.at(i * 64) | *b.at(i * 64 + 1) << 8, static_cast<int>(i));
+  }
+  ASSERT_EQ(a.rec.sends.size(), 100u);
+  for (uint32_t i = 0; i < 100; ++i) EXPECT_EQ(a.rec.sends[i].wr_id, i * 10 + 9);
+}
+
+TEST_F(RcSendTest, SqSigAllSignalsEveryWqe) {
+  QpOptions o;
+  o.sq_sig_all = true;
+  connect(2, o, {});
+  for (uint32_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(post_recv(b, i, {sge(b, i * 64, 64)}), 0);
+    ASSERT_EQ(post_send(a, i, wr_opcode::kSend, {sge(a, 0, 8)}, 0), 0);
+  }
+  sim.run();
+  ASSERT_EQ(a.rec.sends.size(), 3u);
+  EXPECT_EQ(b.rec.recvs.size(), 3u);
+}
+
+}  // namespace
+}  // namespace ibfab::fabric::testing
