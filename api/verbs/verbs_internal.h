@@ -25,6 +25,7 @@ inline constexpr uint32_t kMaxQpWr = api::rings::kMaxDepth;
 inline constexpr uint32_t kMaxCqe = api::rings::kMaxDepth;
 inline constexpr uint32_t kMaxSge = 32;
 inline constexpr uint32_t kMaxInline = 512;
+inline constexpr uint32_t kMaxRdAtomic = 16;  // max_qp_rd_atom, max_qp_init_rd_atom
 inline constexpr uint32_t kMaxMcastGroups = 2048;       // fabric::Hca::kMaxMcastGroups
 inline constexpr uint32_t kMaxQpsPerMcastGroup = 240;   // fabric::Hca::kMaxQpsPerMcastGroup
 inline constexpr uint32_t kVendorId = 0x02C9;           // the OUI of the node GUIDs (NodeInfo.VendorID)
@@ -43,13 +44,15 @@ struct Device {
 struct Context;
 
 struct Pd {
-  ibv_pd pd{};
+  ibv_pd pd{};  // pd.handle: the engine's PD
 };
 
+// An MR as the engine registered it (its keys are the HCA's); the client
+// keeps this copy to check the SGEs of UD sends and receives.
 struct Mr {
   ibv_mr mr{};
   int access = 0;
-  bool live = false;
+  uint64_t iova = 0;
 };
 
 struct Ah {
@@ -95,6 +98,9 @@ struct Qp {
   // Send side, under sq_mu.
   std::mutex sq_mu;
   uint32_t sq_head = 0;
+  // RC and UC: send WQEs retired, as the polled completions say (a
+  // completion retires its WQE and the unsignaled ones before it).
+  std::atomic<uint32_t> sq_done{0};
   // Receive side: posted WRs (under rq_mu), completed ones (by the CQ poller).
   std::mutex rq_mu;
   uint32_t rq_posted = 0;
@@ -102,6 +108,7 @@ struct Qp {
   std::vector<RecvWr> rwr;
   ibv_qp* qp() { return &qpx.qp_base; }
   static Qp* from(ibv_qp* q) { return reinterpret_cast<Qp*>(q); }
+  bool connected() const { return qpx.qp_base.qp_type == IBV_QPT_RC || qpx.qp_base.qp_type == IBV_QPT_UC; }
   // The state as the engine last set it (ERR after a completion error).
   ibv_qp_state state() const { return static_cast<ibv_qp_state>(rings->state.value.load(std::memory_order_acquire)); }
 };
@@ -110,12 +117,10 @@ struct Context {
   verbs_context vctx{};  // first; the application sees &vctx.context
   Device* device = nullptr;
   client::VerbsLink link;
-  // MRs by index (lkey >> 8); the low byte of a key is a generation, so a
-  // stale key does not match a reused slot.
+  // MRs by the index in their key (lkey >> 8, the engine's table slot);
+  // the low byte is a tag, so a stale key does not match a reused slot.
   std::mutex mr_mu;
   std::vector<Mr*> mrs;
-  std::vector<uint32_t> free_mrs;
-  uint8_t key_generation = 1;
 
   ibv_context* ctx() { return &vctx.context; }
   static Context* from(ibv_context* c) {

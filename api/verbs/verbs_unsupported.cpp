@@ -62,25 +62,6 @@ IBFAB_VERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd* /*pd*/, std::uint64_t /*off
   return unsupported_object<ibv_mr>();
 }
 
-// rdma-core's argument checks, each IBV_REREG_MR_ERR_INPUT with errno EINVAL:
-// unknown flags; IBV_REREG_MR_CHANGE_TRANSLATION without addr or length;
-// access given without IBV_REREG_MR_CHANGE_ACCESS. Past them the provider's
-// refusal makes it IBV_REREG_MR_ERR_CMD, errno EOPNOTSUPP; mr keeps its
-// address, length and PD. (rdma-core also refuses an imported, DM or NULL
-// MR with ERR_INPUT; ibfab makes none of those.)
-IBFAB_VERBS_EXPORT int ibv_rereg_mr(ibv_mr* /*mr*/, int flags, ibv_pd* /*pd*/, void* addr, std::size_t length,
-                                    int access) {
-  const bool bad_flags = (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0;
-  const bool bad_translation = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0 && (addr == nullptr || length == 0);
-  const bool stray_access = access != 0 && (flags & IBV_REREG_MR_CHANGE_ACCESS) == 0;
-  if (bad_flags || bad_translation || stray_access) {
-    errno = EINVAL;
-    return IBV_REREG_MR_ERR_INPUT;
-  }
-  errno = EOPNOTSUPP;
-  return IBV_REREG_MR_ERR_CMD;
-}
-
 IBFAB_VERBS_EXPORT int ibv_query_ece(ibv_qp* /*qp*/, ibv_ece* /*ece*/) {
   return EOPNOTSUPP;
 }
