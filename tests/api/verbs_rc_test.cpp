@@ -406,6 +406,30 @@ TEST_P(VerbsRcOnly, AWrongRkeyIsARemoteAccessErrorAndTheQueueIsFlushed) {
   EXPECT_EQ(f.status, IBV_WC_WR_FLUSH_ERR);
 }
 
+TEST_P(VerbsRcOnly, AReceiveInAnotherPdsRegionIsARemoteOperationError) {
+  // b's MR moves to another PD: its receive's SGE no longer fits b's QP.
+  ibv_pd* other = ibv_alloc_pd(b_.ctx);
+  ASSERT_NE(other, nullptr);
+  ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_PD, other, nullptr, 0, 0), 0);
+  EXPECT_EQ(b_.mr->pd, other);
+  ASSERT_EQ(b_.post_recv(1, {{b_.at(0), 64, b_.mr->lkey}}), 0);
+  ASSERT_EQ(a_.post_recv(2, {{a_.at(4096), 64, a_.mr->lkey}}), 0);
+  ibv_sge sge{a_.at(0), 64, a_.mr->lkey};
+  ibv_send_wr wr = rdma(IBV_WR_SEND, 3, &sge, 1, 0, 0);
+  ASSERT_EQ(a_.post(wr), 0);
+  const std::vector<ibv_wc> at_a = poll_for(a_.cq, 2);
+  ASSERT_EQ(at_a.size(), 2u);
+  EXPECT_EQ(at_a[0].wr_id, 3u) << "the send's error comes before the flush of the receive";
+  EXPECT_EQ(at_a[0].status, IBV_WC_REM_OP_ERR) << ibv_wc_status_str(at_a[0].status);
+  EXPECT_EQ(at_a[1].wr_id, 2u);
+  EXPECT_EQ(at_a[1].status, IBV_WC_WR_FLUSH_ERR);
+  const ibv_wc at_b = one(b_);
+  EXPECT_EQ(at_b.wr_id, 1u);
+  EXPECT_EQ(at_b.status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(at_b.status);
+  ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_PD, b_.pd, nullptr, 0, 0), 0);
+  EXPECT_EQ(ibv_dealloc_pd(other), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(RcAndUc, VerbsRc, ::testing::Values(IBV_QPT_RC, IBV_QPT_UC),
                          [](const auto& info) { return info.param == IBV_QPT_RC ? "RC" : "UC"; });
 INSTANTIATE_TEST_SUITE_P(Rc, VerbsRcOnly, ::testing::Values(IBV_QPT_RC),
