@@ -68,6 +68,9 @@ enum class MsgType : uint16_t {
   ReregMr,
   AllocMw,
   DeallocMw,
+  CreateSrq,
+  ModifySrq,
+  DestroySrq,
   VerbsReply,
   // The connection manager's requests (cm_protocol.h), each answered by a
   // CmReply.

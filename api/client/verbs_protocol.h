@@ -20,7 +20,8 @@
 //   CreateChannel  the engine's end of the channel's socket (it writes the
 //                  8-byte CQ handle of each completion event there);
 //   CreateCq       the CQ ring's memfd (CqRing);
-//   CreateQp       the QP rings' memfd (QpRings).
+//   CreateQp       the QP rings' memfd (QpRings);
+//   CreateSrq      the SRQ's ring memfd (QpRings with its receive ring only).
 // Every reply is a VerbsReply: 0 or a value (a handle, a QP number, a
 // key), or -errno. Bad sizes, unknown handles and fds that do not fit are
 // refused with -EINVAL; the connection stays up.
@@ -60,10 +61,30 @@ struct CreateQp {
   uint32_t max_send_sge = 0;
   uint32_t max_recv_sge = 0;
   uint32_t max_inline_data = 0;
+  uint32_t srq = 0;  // RC and UC: a CreateSrq handle whose WQEs the QP takes, or 0 (its own queue)
+  uint32_t reserved2 = 0;
+};
+
+// CreateSrq: a shared receive queue of `depth` WQEs of up to `max_sge`
+// SGEs in PD `pd`; its ring's receive slots are `slot` bytes. Replies with
+// its handle. ModifySrq arms its limit (ibv_modify_srq IBV_SRQ_LIMIT);
+// DestroySrq (a DestroyObject) is -EBUSY while QPs use it.
+struct CreateSrq {
+  uint32_t pd = 0;
+  uint32_t depth = 0;
+  uint32_t max_sge = 0;
+  uint32_t slot = 0;
+  uint64_t user_handle = 0;  // echoed in its async events
+};
+
+struct ModifySrq {
+  uint32_t srq = 0;
+  uint32_t limit = 0;
 };
 
 // Handle-only requests: DestroyChannel, DestroyCq, DestroyQp (a QP number),
-// DeallocPd (a PD), DeregMr (an MR's key), DeallocMw (a window's rkey).
+// DeallocPd (a PD), DeregMr (an MR's key), DeallocMw (a window's rkey),
+// DestroySrq.
 struct DestroyObject {
   uint32_t handle = 0;
 };

@@ -180,6 +180,62 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
 };
 
 
+// Moves the receive WQEs a client posted in `rings`' receive ring (depth,
+// slot size and SGE limit as the engine sized them) into the model through
+// `post` (a post_recv); `taken` is the engine's count. 0: nothing posted,
+// 1: work done, -1: the ring holds what no library writes.
+template <class Post>
+int take_receive_ring(QpRings* rings, uint32_t& taken, uint32_t sq_depth, uint32_t sq_slot, uint32_t depth,
+                      uint32_t slot, uint32_t max_sge, std::vector<fabric::Sge>& sges, Post post) {
+  const uint32_t posted = rings->rq_posted.value.load(std::memory_order_acquire);
+  if (posted == taken) return 0;
+  if (posted - taken > depth) return -1;
+  while (taken != posted) {
+    const uint8_t* s = rings->recv_slot(taken, sq_depth, sq_slot, depth, slot);
+    RecvWqe w;
+    std::memcpy(&w, s, sizeof w);
+    if (w.num_sge > max_sge || sizeof w + std::size_t{w.num_sge} * sizeof(RingSge) > slot) return -1;
+    for (uint32_t i = 0; i < w.num_sge; ++i) {
+      RingSge r;
+      std::memcpy(&r, s + sizeof w + i * sizeof(RingSge), sizeof r);
+      sges[i] = {r.addr, r.length, r.lkey};
+    }
+    fabric::RecvWr r;
+    r.wr_id = w.wr_id;
+    r.num_sge = w.num_sge;
+    r.sge = sges.data();
+    const int e = post(r);
+    if (e == ENOMEM) break;  // more than the client may have outstanding: taken when room is made
+    if (e != 0) return -1;
+    rings->rq_taken.value.store(++taken, std::memory_order_release);
+  }
+  return 1;
+}
+
+// A shared receive queue: the model's SRQ, fed from the client's ring.
+class VerbsService::SharedRq final : public fabric::QpEndpoint {
+ public:
+  SharedRq(VerbsContext& ctx, SharedMemory mem, const CreateSrq& req)
+      : ctx_(ctx), mem_(std::move(mem)), rings_(mem_.as<QpRings>()), req_(req), sges_(req.max_sge) {}
+  uint32_t create();
+  uint32_t srqn() const { return srqn_; }
+  bool run();
+  const VerbsContext& context() const { return ctx_; }
+  void on_send_completion(const fabric::WorkCompletion&) override {}
+  void on_recv_completion(const fabric::WorkCompletion&) override {}
+  void on_qp_event(uint8_t event) override;
+
+ private:
+  VerbsContext& ctx_;
+  SharedMemory mem_;
+  QpRings* rings_;
+  CreateSrq req_;
+  uint32_t srqn_ = 0;
+  uint32_t taken_ = 0;
+  bool broken_ = false;  // its ring held what no library writes: it takes no more
+  std::vector<fabric::Sge> sges_;
+};
+
 // An RC or UC QP: a connected QP of the HCA model. The engine moves the
 // client's posted WQEs from the rings into the model's queues (SGEs and
 // inline bytes are copied there; the data is read from the application's
@@ -248,6 +304,10 @@ class VerbsContext final : public fabric::PortEventListener {
       hca_.destroy_qp(qpn);
       std::erase(service_.connected_, qp.get());
     }
+    for (auto& [h, srq] : srqs_) {
+      (void)hca_.destroy_srq(srq->srqn());
+      std::erase(service_.srqs_, srq.get());
+    }
     hca_.remove_listener(this);
     if (async_fd_ >= 0) ::close(async_fd_);
   }
@@ -269,6 +329,7 @@ class VerbsContext final : public fabric::PortEventListener {
   bool run_rings(uint64_t limit) {
     bool work = false;
     for (auto& [qpn, qp] : qps_) work |= qp->run(limit);
+    for (auto& [h, srq] : srqs_) work |= srq->run();
     for (auto& [qpn, qp] : connected_) work |= qp->run(limit);
     return work;
   }
@@ -313,6 +374,10 @@ class VerbsContext final : public fabric::PortEventListener {
   std::map<uint32_t, std::unique_ptr<VerbsService::Cq>> cqs_;
   std::map<uint32_t, std::unique_ptr<VerbsService::Qp>> qps_;  // by QP number
   std::map<uint32_t, std::unique_ptr<VerbsService::ConnectedQp>> connected_;  // by QP number
+  std::map<uint32_t, std::unique_ptr<VerbsService::SharedRq>> srqs_;  // by handle
+  int64_t create_srq(const CreateSrq& req, ReceivedFds& fds);
+  int64_t modify_srq(const ModifySrq& req);
+  int64_t destroy_srq(uint32_t handle);
 };
 
 // --- Cq ---
@@ -545,7 +610,7 @@ uint32_t VerbsService::ConnectedQp::create() {
   caps.max_recv_sge = req_.max_recv_sge;
   caps.max_inline_data = req_.max_inline_data;
   const fabric::Transport t = req_.qp_type == IBV_QPT_RC ? fabric::Transport::kRc : fabric::Transport::kUc;
-  qpn_ = ctx_.hca().create_connected_qp(t, req_.pd, caps, 0, this, req_.sq_sig_all != 0);
+  qpn_ = ctx_.hca().create_connected_qp(t, req_.pd, caps, req_.srq, this, req_.sq_sig_all != 0);
   return qpn_;
 }
 
@@ -610,33 +675,12 @@ bool VerbsService::ConnectedQp::copy_sges(const uint8_t* slot, std::size_t heade
 }
 
 bool VerbsService::ConnectedQp::take_receives() {
-  const uint32_t posted = rings_->rq_posted.value.load(std::memory_order_acquire);
-  if (posted == rq_taken_) return false;
-  if (posted - rq_taken_ > req_.rq_depth) {
-    fatal();
-    return true;
-  }
-  while (rq_taken_ != posted) {
-    const uint8_t* slot = rings_->recv_slot(rq_taken_, req_.sq_depth, req_.sq_slot, req_.rq_depth, req_.rq_slot);
-    RecvWqe w;
-    std::memcpy(&w, slot, sizeof w);
-    if (!copy_sges(slot, sizeof w, w.num_sge, req_.max_recv_sge, req_.rq_slot)) {
-      fatal();
-      return true;
-    }
-    fabric::RecvWr r;
-    r.wr_id = w.wr_id;
-    r.num_sge = w.num_sge;
-    r.sge = sges_.data();
-    const int e = ctx_.hca().post_recv(qpn_, r);
-    if (e == ENOMEM) break;  // more than the client may have outstanding: taken when room is made
-    if (e != 0) {
-      fatal();
-      return true;
-    }
-    rings_->rq_taken.value.store(++rq_taken_, std::memory_order_release);
-  }
-  return true;
+  if (req_.srq != 0) return false;  // its receives come from the SRQ's ring
+  const int r = take_receive_ring(rings_, rq_taken_, req_.sq_depth, req_.sq_slot, req_.rq_depth, req_.rq_slot,
+                                  req_.max_recv_sge, sges_,
+                                  [this](const fabric::RecvWr& w) { return ctx_.hca().post_recv(qpn_, w); });
+  if (r < 0) fatal();
+  return r != 0;
 }
 
 bool VerbsService::ConnectedQp::take_sends(uint64_t limit) {
@@ -739,6 +783,28 @@ void VerbsService::ConnectedQp::on_qp_event(uint8_t event) {
   ctx_.object_event(static_cast<ibv_event_type>(event), req_.user_handle);
 }
 
+// --- SharedRq ---
+
+uint32_t VerbsService::SharedRq::create() {
+  srqn_ = ctx_.hca().create_srq(req_.pd, req_.depth, req_.max_sge, this);
+  return srqn_;
+}
+
+bool VerbsService::SharedRq::run() {
+  if (broken_) return false;
+  const int r = take_receive_ring(rings_, taken_, 0, 0, req_.depth, req_.slot, req_.max_sge, sges_,
+                                  [this](const fabric::RecvWr& w) { return ctx_.hca().post_srq_recv(srqn_, w); });
+  if (r < 0) {
+    broken_ = true;
+    ctx_.object_event(IBV_EVENT_SRQ_ERR, req_.user_handle);
+  }
+  return r != 0;
+}
+
+void VerbsService::SharedRq::on_qp_event(uint8_t event) {
+  ctx_.object_event(static_cast<ibv_event_type>(event), req_.user_handle);
+}
+
 // --- VerbsContext ---
 
 int64_t VerbsContext::handle(MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds) {
@@ -784,6 +850,15 @@ int64_t VerbsContext::handle(MsgType type, std::span<const uint8_t> msg, Receive
       break;
     case MsgType::DeallocMw:
       if (auto r = body_as<DestroyObject>(msg, type)) return memory_.dealloc_mw(r->handle);
+      break;
+    case MsgType::CreateSrq:
+      if (auto r = body_as<CreateSrq>(msg, type)) return create_srq(*r, fds);
+      break;
+    case MsgType::ModifySrq:
+      if (auto r = body_as<ModifySrq>(msg, type)) return modify_srq(*r);
+      break;
+    case MsgType::DestroySrq:
+      if (auto r = body_as<DestroyObject>(msg, type)) return destroy_srq(r->handle);
       break;
     default:
       break;
@@ -845,12 +920,15 @@ int64_t VerbsContext::create_connected_qp(const CreateQp& req, ReceivedFds& fds,
   constexpr uint32_t kMaxSlot = sizeof(SendWqe) + rings::kMaxUdPayload;
   if (!scq || !rcq || fds.count != 1 || !good_depth(req.sq_depth) || !good_depth(req.rq_depth) ||
       !memory_.has_pd(req.pd) || req.max_send_sge > 64 || req.max_recv_sge > 64 || req.max_inline_data > 2048 ||
+      (req.srq != 0 && !find(srqs_, req.srq)) ||
       req.sq_slot < sq_need || req.sq_slot > kMaxSlot || req.rq_slot < rq_need || req.rq_slot > kMaxSlot)
     return -EINVAL;
   SharedMemory mem;
   if (const int e = mem.map(fds.take(0), QpRings::bytes(req.sq_depth, req.sq_slot, req.rq_depth, req.rq_slot)))
     return e;
-  auto qp = std::make_unique<VerbsService::ConnectedQp>(*this, std::move(mem), req, scq, rcq);
+  CreateQp model = req;
+  if (req.srq != 0) model.srq = find(srqs_, req.srq)->srqn();
+  auto qp = std::make_unique<VerbsService::ConnectedQp>(*this, std::move(mem), model, scq, rcq);
   const uint32_t qpn = qp->create();
   if (qpn == 0) return -EINVAL;
   qp->set_stamped(ordered_by_caller_);
@@ -859,6 +937,36 @@ int64_t VerbsContext::create_connected_qp(const CreateQp& req, ReceivedFds& fds,
   service_.connected_.push_back(qp.get());
   connected_.emplace(qpn, std::move(qp));
   return qpn;
+}
+
+int64_t VerbsContext::create_srq(const CreateSrq& req, ReceivedFds& fds) {
+  const bool good_depth = req.depth > 0 && req.depth <= rings::kMaxDepth && rings::ring_depth(req.depth) == req.depth;
+  if (fds.count != 1 || !good_depth || !memory_.has_pd(req.pd) || req.max_sge > 64 ||
+      req.slot < sizeof(RecvWqe) + std::size_t{req.max_sge} * sizeof(RingSge) ||
+      req.slot > sizeof(SendWqe) + rings::kMaxUdPayload)
+    return -EINVAL;
+  SharedMemory mem;
+  if (const int e = mem.map(fds.take(0), QpRings::bytes(0, 0, req.depth, req.slot))) return e;
+  auto srq = std::make_unique<VerbsService::SharedRq>(*this, std::move(mem), req);
+  if (srq->create() == 0) return -EINVAL;
+  const uint32_t h = next_handle_++;
+  service_.srqs_.push_back(srq.get());
+  srqs_.emplace(h, std::move(srq));
+  return h;
+}
+
+int64_t VerbsContext::modify_srq(const ModifySrq& req) {
+  VerbsService::SharedRq* srq = find(srqs_, req.srq);
+  return srq ? -hca_.arm_srq_limit(srq->srqn(), req.limit) : -EINVAL;
+}
+
+int64_t VerbsContext::destroy_srq(uint32_t handle) {
+  auto it = srqs_.find(handle);
+  if (it == srqs_.end()) return -EINVAL;
+  if (const int e = hca_.destroy_srq(it->second->srqn())) return -e;
+  std::erase(service_.srqs_, it->second.get());
+  srqs_.erase(it);
+  return 0;
 }
 
 int64_t VerbsContext::modify_qp(const ModifyQp& req) {
@@ -961,6 +1069,8 @@ bool VerbsService::run_rings() {
   bool work = false;
   for (Qp* qp : qps_) work |= qp->context().ordered_by_caller() ? qp->posted() : qp->run();
   for (ConnectedQp* qp : connected_) work |= qp->context().ordered_by_caller() ? qp->posted() : qp->run();
+  for (SharedRq* srq : srqs_)
+    if (!srq->context().ordered_by_caller()) work |= srq->run();
   return work;
 }
 

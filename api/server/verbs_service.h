@@ -73,7 +73,7 @@ class VerbsService {
   bool prepare_to_sleep();
   // After waiting: awake, doorbell drained.
   void woke();
-  bool has_qps() const { return !qps_.empty() || !connected_.empty(); }
+  bool has_qps() const { return !qps_.empty() || !connected_.empty() || !srqs_.empty(); }
   // Where the service says what it refused a client and why (ibfab
   // serve's log); nothing is said until it is set.
   void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
@@ -93,6 +93,7 @@ class VerbsService {
 
   class Qp;
   class ConnectedQp;
+  class SharedRq;
   class Cq;
 
  private:
@@ -103,6 +104,7 @@ class VerbsService {
   std::vector<std::unique_ptr<VerbsContext>> contexts_;
   std::vector<Qp*> qps_;  // every context's UD QPs, scanned by run_rings()
   std::vector<ConnectedQp*> connected_;  // every context's RC and UC QPs, likewise
+  std::vector<SharedRq*> srqs_;          // every context's SRQs, likewise
   std::function<void(const std::string&)> log_;
   friend class VerbsContext;
 };

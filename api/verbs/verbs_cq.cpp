@@ -79,7 +79,7 @@ void fill_wc(const Cqe& e, ibv_wc& wc) {
     if (e.flags & Cqe::kImmediate) wc.wc_flags |= IBV_WC_WITH_IMM;
     if (e.flags & Cqe::kInvalidate) wc.wc_flags |= IBV_WC_WITH_INV;
     if (e.flags & (Cqe::kImmediate | Cqe::kInvalidate)) wc.imm_data = e.imm_data;
-    qp.rq_done.fetch_add(1, std::memory_order_release);
+    (qp.srq ? qp.srq->done : qp.rq_done).fetch_add(1, std::memory_order_release);
     return;
   }
   if (!(e.flags & Cqe::kReceive)) {

@@ -84,6 +84,20 @@ struct RecvWr {
   ibv_sge sge[kMaxSge];
 };
 
+// A shared receive queue (RC and UC QPs): its WQEs go through a ring to the
+// engine's SRQ as a QP's receives do.
+struct Srq {
+  ibv_srq srq{};  // first; srq.handle: the engine's
+  api::SharedMemory mem;
+  api::rings::QpRings* rings = nullptr;  // the receive ring only
+  uint32_t depth = 0, slot = 0, max_sge = 0;
+  std::mutex mu;
+  uint32_t posted = 0;
+  std::atomic<uint32_t> done{0};  // WQEs completed, as polled
+  uint32_t limit = 0;             // as last armed
+  static Srq* from(ibv_srq* s) { return reinterpret_cast<Srq*>(s); }
+};
+
 struct Qp {
   ibv_qp_ex qpx{};  // first; qpx.qp_base is the ibv_qp
   api::SharedMemory mem;
@@ -91,6 +105,7 @@ struct Qp {
   uint32_t sq_depth = 0, sq_slot = 0, rq_depth = 0, rq_slot = 0;
   ibv_qp_cap cap{};
   bool sq_sig_all = false;
+  Srq* srq = nullptr;  // its receives come from this SRQ
   Cq* scq = nullptr;
   Cq* rcq = nullptr;
   // The attributes query_qp reports, as last set.
@@ -160,6 +175,7 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int query_port_op(ibv_context* context, uint8_t port_num, ibv_port_attr* attr, size_t attr_len);
 int query_device_ex_op(ibv_context* context, const ibv_query_device_ex_input* input, ibv_device_attr_ex* attr,
                        size_t attr_size);

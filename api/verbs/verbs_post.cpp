@@ -170,22 +170,26 @@ int post_send_connected(Qp& qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   return error;
 }
 
+// Writes receive `wr` into slot `slot` of a receive ring.
+void put_recv(const ibv_recv_wr& wr, uint8_t* slot) {
+  RecvWqe w;
+  w.wr_id = wr.wr_id;
+  w.num_sge = static_cast<uint32_t>(wr.num_sge);
+  for (int i = 0; i < wr.num_sge; ++i) {
+    const RingSge r{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
+    std::memcpy(slot + sizeof w + i * sizeof r, &r, sizeof r);
+  }
+  std::memcpy(slot, &w, sizeof w);
+}
+
 int post_recv_connected(Qp& qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-  if (qp.state() == IBV_QPS_RESET) return *bad_wr = wr, EINVAL;
+  if (qp.state() == IBV_QPS_RESET || qp.srq) return *bad_wr = wr, EINVAL;
   int error = 0;
   {
     std::lock_guard lock(qp.rq_mu);
     for (; wr; wr = wr->next) {
       if ((error = refuse_recv(qp, *wr)) != 0) break;
-      uint8_t* slot = qp.rings->recv_slot(qp.rq_posted, qp.sq_depth, qp.sq_slot, qp.rq_depth, qp.rq_slot);
-      RecvWqe w;
-      w.wr_id = wr->wr_id;
-      w.num_sge = static_cast<uint32_t>(wr->num_sge);
-      for (int i = 0; i < wr->num_sge; ++i) {
-        const RingSge r{wr->sg_list[i].addr, wr->sg_list[i].length, wr->sg_list[i].lkey};
-        std::memcpy(slot + sizeof w + i * sizeof r, &r, sizeof r);
-      }
-      std::memcpy(slot, &w, sizeof w);
+      put_recv(*wr, qp.rings->recv_slot(qp.rq_posted, qp.sq_depth, qp.sq_slot, qp.rq_depth, qp.rq_slot));
       ++qp.rq_posted;
     }
     qp.rings->rq_posted.value.store(qp.rq_posted, std::memory_order_release);
@@ -262,6 +266,31 @@ int post_recv(ibv_qp* q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     qp.rings->rq_posted.value.store(qp.rq_posted, std::memory_order_release);
   }
   if (state == IBV_QPS_ERR) Context::from(q->context)->link.doorbell();  // to be flushed
+  if (error) *bad_wr = wr;
+  return error;
+}
+
+int post_srq_recv(ibv_srq* s, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  if (!s || !bad_wr) return EINVAL;
+  Srq& srq = *Srq::from(s);
+  int error = 0;
+  {
+    std::lock_guard lock(srq.mu);
+    for (; wr; wr = wr->next) {
+      if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > srq.max_sge || (wr->num_sge && !wr->sg_list)) {
+        error = EINVAL;
+        break;
+      }
+      if (srq.posted - srq.done.load(std::memory_order_acquire) >= srq.depth) {
+        error = ENOMEM;
+        break;
+      }
+      put_recv(*wr, srq.rings->recv_slot(srq.posted, 0, 0, srq.depth, srq.slot));
+      ++srq.posted;
+    }
+    srq.rings->rq_posted.value.store(srq.posted, std::memory_order_release);
+  }
+  Context::from(s->context)->link.doorbell();
   if (error) *bad_wr = wr;
   return error;
 }

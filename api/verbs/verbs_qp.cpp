@@ -37,8 +37,8 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
     return fail_null<ibv_qp>(EOPNOTSUPP);
   if (a.qp_type != IBV_QPT_UD && a.qp_type != IBV_QPT_RC && a.qp_type != IBV_QPT_UC)
     return fail_null<ibv_qp>(EOPNOTSUPP);
-  if (a.srq) return fail_null<ibv_qp>(EOPNOTSUPP);
   const bool connected = a.qp_type == IBV_QPT_RC || a.qp_type == IBV_QPT_UC;
+  if (a.srq && (!connected || a.srq->context != context)) return fail_null<ibv_qp>(a.srq ? EINVAL : EOPNOTSUPP);
   if (a.send_cq->context != context || a.recv_cq->context != context || a.pd->context != context)
     return fail_null<ibv_qp>(EINVAL);
   const ibv_qp_cap& cap = a.cap;
@@ -54,6 +54,11 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
   qp->cap.max_send_sge = std::max(cap.max_send_sge, 1u);
   qp->cap.max_recv_sge = std::max(cap.max_recv_sge, 1u);
   qp->cap.max_inline_data = kMaxInline;
+  if (a.srq) {  // no receive queue of its own
+    qp->srq = Srq::from(a.srq);
+    qp->rq_depth = 1;
+    qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
+  }
   if (connected) {  // a WQE and its SGEs or inline bytes; a receive WQE and its SGEs
     const uint32_t follow = std::max<uint32_t>(qp->cap.max_send_sge * sizeof(RingSge), kMaxInline);
     qp->sq_slot = (static_cast<uint32_t>(sizeof(ConnectedWqe)) + follow + 63) & ~63u;
@@ -85,6 +90,7 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
   req.max_send_sge = qp->cap.max_send_sge;
   req.max_recv_sge = qp->cap.max_recv_sge;
   req.max_inline_data = qp->cap.max_inline_data;
+  req.srq = a.srq ? a.srq->handle : 0;
   const int give[] = {qp->mem.fd()};
   const int64_t qpn = Context::from(context)->link.request(api::MsgType::CreateQp, &req, sizeof req, give);
   if (qpn < 0) return fail_null<ibv_qp>(static_cast<int>(-qpn));
@@ -94,6 +100,7 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
   q.pd = a.pd;
   q.send_cq = a.send_cq;
   q.recv_cq = a.recv_cq;
+  q.srq = a.srq;
   q.handle = static_cast<uint32_t>(qpn);
   q.qp_num = static_cast<uint32_t>(qpn);
   q.state = IBV_QPS_RESET;
@@ -249,6 +256,7 @@ IBFAB_VERBS_EXPORT int ibv_query_qp(ibv_qp* q, ibv_qp_attr* attr, int, ibv_qp_in
   init_attr->qp_context = q->qp_context;
   init_attr->send_cq = q->send_cq;
   init_attr->recv_cq = q->recv_cq;
+  init_attr->srq = q->srq;
   init_attr->cap = qp.cap;
   init_attr->qp_type = q->qp_type;
   init_attr->sq_sig_all = qp.sq_sig_all;

@@ -27,7 +27,7 @@ inline constexpr uint64_t kDeviceCapFlags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVIC
                                             IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN;
 
 // ibv_device_attr as the kernel's uverbs fills it for this HCA. Fields of
-// features the library does not offer yet (SRQ, memory windows, raw QPs,
+// features the library does not offer yet (XRC, memory windows, raw QPs,
 // FMRs, EE) are 0, as a device without them reports.
 void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   std::memset(&a, 0, sizeof a);
@@ -55,6 +55,9 @@ void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   a.local_ca_ack_delay = 16;
   a.phys_port_cnt = static_cast<uint8_t>(std::min<uint32_t>(n.num_ports, 255));
   a.max_sge_rd = static_cast<int>(kMaxSge);
+  a.max_srq = 1 << 16;
+  a.max_srq_wr = static_cast<int>(kMaxQpWr);
+  a.max_srq_sge = static_cast<int>(kMaxSge);
   a.max_qp_rd_atom = static_cast<int>(kMaxRdAtomic);
   a.max_qp_init_rd_atom = static_cast<int>(kMaxRdAtomic);
   a.max_res_rd_atom = static_cast<int>(kMaxRdAtomic) << 16;

@@ -95,14 +95,3 @@ IBFAB_VERBS_EXPORT int ibv_resolve_eth_l2_from_gid(ibv_context* /*context*/, ibv
 IBFAB_VERBS_EXPORT void ibfab_verbs_register_driver_compat(const char* /*name*/, void* /*init_func*/) {}
 __asm__(".symver ibfab_verbs_register_driver_compat, ibv_register_driver@IBVERBS_1.1");
 
-// Shared receive queues: not modelled (ibv_query_device reports max_srq 0).
-IBFAB_VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd*, ibv_srq_init_attr*) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-IBFAB_VERBS_EXPORT int ibv_modify_srq(ibv_srq*, ibv_srq_attr*, int) { return EOPNOTSUPP; }
-
-IBFAB_VERBS_EXPORT int ibv_query_srq(ibv_srq*, ibv_srq_attr*) { return EOPNOTSUPP; }
-
-IBFAB_VERBS_EXPORT int ibv_destroy_srq(ibv_srq*) { return EOPNOTSUPP; }

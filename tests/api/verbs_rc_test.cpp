@@ -27,11 +27,13 @@ struct Side {
   ibv_cq* cq = nullptr;
   ibv_qp* qp = nullptr;
   ibv_mr* mr = nullptr;
+  ibv_srq* srq = nullptr;
   std::vector<uint8_t> buf = std::vector<uint8_t>(kBuf);
   uint16_t lid = 0;
   uint32_t psn = 0;
 
-  Side(int index, ibv_qp_type type, uint32_t depth, uint32_t psn_) : psn(psn_) {
+  // With `shared`, the QP takes its receives from an SRQ of `depth` WQEs.
+  Side(int index, ibv_qp_type type, uint32_t depth, uint32_t psn_, bool shared = false) : psn(psn_) {
     ibv_device* d = device(index);
     if (!d || !(ctx = ibv_open_device(d))) return;
     pd = ibv_alloc_pd(ctx);
@@ -43,12 +45,19 @@ struct Side {
     a.cap.max_send_sge = a.cap.max_recv_sge = 4;
     a.cap.max_inline_data = 64;
     a.qp_type = type;
+    if (shared) {
+      ibv_srq_init_attr sa{};
+      sa.attr.max_wr = depth;
+      sa.attr.max_sge = 2;
+      a.srq = srq = ibv_create_srq(pd, &sa);
+    }
     qp = ibv_create_qp(pd, &a);
     ibv_port_attr pa;
     if (ctx && ibv_query_port(ctx, 1, &pa) == 0) lid = pa.lid;
   }
   ~Side() {
     if (qp) ibv_destroy_qp(qp);
+    if (srq) ibv_destroy_srq(srq);
     if (mr) ibv_dereg_mr(mr);
     if (cq) ibv_destroy_cq(cq);
     if (pd) ibv_dealloc_pd(pd);
@@ -124,6 +133,18 @@ class VerbsRc : public ::testing::TestWithParam<ibv_qp_type> {
     const std::vector<ibv_wc> wc = poll_for(side.cq, 1);
     EXPECT_EQ(wc.size(), 1u);
     return wc.empty() ? ibv_wc{} : wc[0];
+  }
+  // Returns once what a_ sent before has landed at b_: a zero-length SEND
+  // behind it is received (UC completes a WRITE when it has left, not when
+  // it has landed; messages of one QP arrive in order).
+  void delivered() {
+    ASSERT_EQ(b_.post_recv(999, {}), 0);
+    ibv_send_wr wr = rdma(IBV_WR_SEND, 998, nullptr, 0, 0, 0);
+    ASSERT_EQ(a_.post(wr), 0);
+    EXPECT_EQ(one(a_).wr_id, 998u);
+    const ibv_wc r = one(b_);
+    EXPECT_EQ(r.wr_id, 999u);
+    EXPECT_EQ(r.status, IBV_WC_SUCCESS);
   }
   ibv_send_wr rdma(ibv_wr_opcode op, uint64_t wr_id, ibv_sge* sge, int n, uint64_t remote, uint32_t rkey) {
     ibv_send_wr wr{};
@@ -219,8 +240,9 @@ TEST_P(VerbsRc, RdmaWriteLandsWithoutAReceiveAndWithImmediateConsumesOne) {
   ibv_send_wr wr = rdma(IBV_WR_RDMA_WRITE, 11, &sge, 1, b_.at(100), b_.mr->rkey);
   ASSERT_EQ(a_.post(wr), 0);
   expect_send_wc(one(a_), 11, IBV_WC_RDMA_WRITE);
-  EXPECT_TRUE(std::equal(a_.buf.begin(), a_.buf.begin() + 5000, b_.buf.begin() + 100));
   EXPECT_TRUE(poll_for(b_.cq, 1, 50).empty()) << "a WRITE completes nothing at the target";
+  delivered();
+  EXPECT_TRUE(std::equal(a_.buf.begin(), a_.buf.begin() + 5000, b_.buf.begin() + 100));
   ASSERT_EQ(b_.post_recv(21, {}), 0);  // a WRITE with immediate takes a receive, no SGE needed
   wr = rdma(IBV_WR_RDMA_WRITE_WITH_IMM, 12, &sge, 1, b_.at(200000), b_.mr->rkey);
   wr.imm_data = htobe32(77);
@@ -250,6 +272,7 @@ TEST_P(VerbsRc, StackAndMmapMemoryAreTargetsToo) {
   ibv_send_wr wr = rdma(IBV_WR_RDMA_WRITE, 1, &sge, 1, reinterpret_cast<uint64_t>(stack.data() + 10), smr->rkey);
   ASSERT_EQ(a_.post(wr), 0);
   expect_send_wc(one(a_), 1, IBV_WC_RDMA_WRITE);
+  delivered();
   EXPECT_TRUE(std::equal(a_.buf.begin(), a_.buf.begin() + 200, stack.begin() + 10));
   EXPECT_EQ(stack[9], 0);
   EXPECT_EQ(stack[210], 0);
@@ -257,6 +280,7 @@ TEST_P(VerbsRc, StackAndMmapMemoryAreTargetsToo) {
   wr = rdma(IBV_WR_RDMA_WRITE, 2, &sge, 1, reinterpret_cast<uint64_t>(map) + 2000, mmr->rkey);
   ASSERT_EQ(a_.post(wr), 0);
   expect_send_wc(one(a_), 2, IBV_WC_RDMA_WRITE);
+  delivered();
   EXPECT_EQ(std::memcmp(a_.buf.data(), static_cast<uint8_t*>(map) + 2000, 8192), 0);
   EXPECT_EQ(ibv_dereg_mr(mmr), 0);
   EXPECT_EQ(ibv_dereg_mr(smr), 0);
@@ -428,6 +452,71 @@ TEST_P(VerbsRcOnly, AReceiveInAnotherPdsRegionIsARemoteOperationError) {
   EXPECT_EQ(at_b.status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(at_b.status);
   ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_PD, b_.pd, nullptr, 0, 0), 0);
   EXPECT_EQ(ibv_dealloc_pd(other), 0);
+}
+
+TEST(VerbsSrq, ReceivesComeFromTheSharedQueueAndTheLimitFiresOnce) {
+  use_embedded_fabric();
+  Side a(0, IBV_QPT_RC, 16, 0x100);
+  Side b(1, IBV_QPT_RC, 16, 0x200, true);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(b.ok());
+  ASSERT_NE(b.srq, nullptr);
+  ASSERT_EQ(a.connect(b), 0);
+  ASSERT_EQ(b.connect(a), 0);
+  ibv_qp_attr qa;
+  ibv_qp_init_attr init;
+  ASSERT_EQ(ibv_query_qp(b.qp, &qa, IBV_QP_CAP, &init), 0);
+  EXPECT_EQ(init.srq, b.srq);
+  EXPECT_EQ(init.cap.max_recv_wr, 0u);
+  EXPECT_EQ(b.post_recv(1, {{b.at(0), 8, b.mr->lkey}}), EINVAL) << "a QP with an SRQ has no receive queue";
+  // The limit first: the receives posted below are followed by no request
+  // of b's, and reach the engine through the ring alone.
+  ibv_srq_attr sa{};
+  sa.srq_limit = 3;
+  ASSERT_EQ(ibv_modify_srq(b.srq, &sa, IBV_SRQ_LIMIT), 0);
+  for (uint64_t i = 0; i < 4; ++i) {
+    ibv_sge sge{b.at(i * 100), 100, b.mr->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = 40 + i;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    ASSERT_EQ(ibv_post_srq_recv(b.srq, &wr, &bad), 0);
+  }
+  sa.max_wr = 64;
+  EXPECT_EQ(ibv_modify_srq(b.srq, &sa, IBV_SRQ_MAX_WR), EINVAL) << "no resizing, as mlx5";
+  ASSERT_EQ(ibv_query_srq(b.srq, &sa), 0);
+  EXPECT_EQ(sa.srq_limit, 3u);
+  EXPECT_EQ(sa.max_wr, 16u);
+  std::memcpy(a.buf.data(), "shared", 6);
+  for (uint64_t i = 0; i < 2; ++i) {
+    ibv_sge sge{a.at(0), 6, a.mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = i;
+    wr.opcode = IBV_WR_SEND;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ASSERT_EQ(a.post(wr), 0);
+  }
+  EXPECT_EQ(poll_for(a.cq, 2).size(), 2u);
+  const std::vector<ibv_wc> r = poll_for(b.cq, 2);
+  ASSERT_EQ(r.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r[i].status, IBV_WC_SUCCESS);
+    EXPECT_EQ(r[i].wr_id, 40 + i);
+    EXPECT_EQ(r[i].qp_num, b.qp->qp_num);
+    EXPECT_EQ(r[i].byte_len, 6u);
+  }
+  EXPECT_EQ(std::memcmp(b.buf.data() + 100, "shared", 6), 0);
+  // Two left, fewer than the limit of 3: the event, once.
+  ibv_async_event ev;
+  ASSERT_EQ(ibv_get_async_event(b.ctx, &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+  EXPECT_EQ(ev.element.srq, b.srq);
+  ibv_ack_async_event(&ev);
+  ASSERT_EQ(ibv_query_srq(b.srq, &sa), 0);
+  EXPECT_EQ(ibv_destroy_srq(b.srq), EBUSY) << "a QP uses it";
 }
 
 INSTANTIATE_TEST_SUITE_P(RcAndUc, VerbsRc, ::testing::Values(IBV_QPT_RC, IBV_QPT_UC),
