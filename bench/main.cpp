@@ -20,6 +20,10 @@ constexpr Pairing kPairings[] = {
     // The fabric model's event rate against the bare kernel's.
     {"forwarding/unicast/fat-tree:2:36", "phold/ibfab", "events_per_s"},
     {"forwarding/multicast/fat-tree:2:36", "phold/ibfab", "events_per_s"},
+    // The RC transport against memcpy of the same size.
+    {"rc/send/64B", "memcpy/64B", "messages_per_s"},
+    {"rc/write/64KiB", "memcpy/64KiB", "bytes_per_s"},
+    {"rc/read/64KiB", "memcpy/64KiB", "bytes_per_s"},
 };
 
 class AnchorReporter : public benchmark::ConsoleReporter {

@@ -3,24 +3,6 @@
 #include "fabric/wire/byte_cursor.h"
 
 namespace ibfab::mad {
-namespace {
-
-template <class Message>
-CmMad whole_mad(uint64_t tid, const Message& m) {
-  CmMad mad{};
-  wire::MadHeader h;
-  h.mgmt_class = kCmClass;
-  h.class_version = kCmClassVersion;
-  h.method = wire::mad_method::kSend;
-  h.tid = tid;
-  h.attr_id = Message::kAttributeId;
-  wire::Writer w(mad);
-  h.pack(w);
-  m.pack(cm_data(mad));
-  return mad;
-}
-
-}  // namespace
 
 void SidrReq::pack(std::span<uint8_t, kSize> out) const {
   wire::Writer w(out);
@@ -69,8 +51,5 @@ SidrRep SidrRep::unpack(std::span<const uint8_t, kSize> in) {
   r.bytes(m.private_data.data(), m.private_data.size());
   return m;
 }
-
-CmMad make_cm_mad(uint64_t tid, const SidrReq& req) { return whole_mad(tid, req); }
-CmMad make_cm_mad(uint64_t tid, const SidrRep& rep) { return whole_mad(tid, rep); }
 
 }  // namespace ibfab::mad

@@ -1,8 +1,8 @@
 #pragma once
 // Service ID Resolution messages of the Communication Manager (IBTA 1.3
-// vol 1, chapter 12; management class 0x07, ClassVersion 2, method Send):
-// what rdma_cm's UD ids exchange to learn a remote QPN and Q_Key. Each
-// message is the 232 bytes of MAD data after the 24-byte common MAD header.
+// vol 1, chapter 12): what rdma_cm's UD ids exchange to learn a remote QPN and
+// Q_Key. Each message is the 232 bytes of a CM MAD after its 24-byte
+// common header (cm_mad.h: make_cm_mad, cm_message).
 //
 // SIDR_REQ (attribute 0x0017), offsets within the 232 bytes:
 //   0 RequestID(32)   4 P_Key(16)   6 reserved(16)   8 ServiceID(64)
@@ -19,18 +19,9 @@
 #include <cstdint>
 #include <span>
 
-#include "fabric/wire/mad_header.h"
+#include "fabric/mad/cm_mad.h"
 
 namespace ibfab::mad {
-
-inline constexpr uint8_t kCmClass = wire::mgmt_class::kComMgt;
-inline constexpr uint8_t kCmClassVersion = 2;
-inline constexpr std::size_t kCmDataOffset = wire::MadHeader::kSize;
-inline constexpr std::size_t kCmDataSize = wire::kMadSize - kCmDataOffset;  // 232
-
-using CmMad = std::array<uint8_t, wire::kMadSize>;
-using CmData = std::span<uint8_t, kCmDataSize>;
-using ConstCmData = std::span<const uint8_t, kCmDataSize>;
 
 // SIDR_REP Status.
 namespace sidr_status {
@@ -43,7 +34,7 @@ inline constexpr uint8_t kVersionNotSupported = 5;  // an unsupported service ve
 }  // namespace sidr_status
 
 struct SidrReq {
-  static constexpr uint16_t kAttributeId = 0x0017;
+  static constexpr uint16_t kAttributeId = cm_attr::kSidrReq;
   static constexpr std::size_t kSize = kCmDataSize;
   static constexpr std::size_t kPrivateDataOffset = 16;
   static constexpr std::size_t kPrivateDataSize = 216;
@@ -60,7 +51,7 @@ struct SidrReq {
 };
 
 struct SidrRep {
-  static constexpr uint16_t kAttributeId = 0x0018;
+  static constexpr uint16_t kAttributeId = cm_attr::kSidrRep;
   static constexpr std::size_t kSize = kCmDataSize;
   static constexpr std::size_t kAdditionalInfoOffset = 24;
   static constexpr std::size_t kAdditionalInfoSize = 72;
@@ -81,17 +72,5 @@ struct SidrRep {
 
   friend bool operator==(const SidrRep&, const SidrRep&) = default;
 };
-
-// The message bytes of a whole CM MAD.
-inline CmData cm_data(CmMad& mad) { return CmData(mad.data() + kCmDataOffset, kCmDataSize); }
-inline ConstCmData cm_data(const CmMad& mad) {
-  return ConstCmData(mad.data() + kCmDataOffset, kCmDataSize);
-}
-
-// A whole CM MAD: BaseVersion 1, class 0x07, ClassVersion 2, method Send,
-// status 0, `tid`, the message's AttributeID, AttributeModifier 0, then
-// the message.
-CmMad make_cm_mad(uint64_t tid, const SidrReq& req);
-CmMad make_cm_mad(uint64_t tid, const SidrRep& rep);
 
 }  // namespace ibfab::mad

@@ -460,6 +460,7 @@ uint32_t Hca::create_connected_qp(Transport t, uint32_t pd, const QpCaps& caps, 
     srq = it->second.get();
   }
   const uint32_t qpn = next_qpn_++;
+  scratch_.resize(PacketPool::kMaxPacket);
   ReceiveQueue* rq = nullptr;
   if (srq) {
     rq = &srq->rq;

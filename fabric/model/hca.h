@@ -121,6 +121,8 @@ class Hca final : public Node {
   // Sends a connected QP's packet out of `port`, or back to this HCA when
   // it is addressed to the port itself; returns when it has left.
   sim::Time transmit_connected(Port& port, PacketRef pkt);
+  // A buffer for one packet's payload while a connected QP builds it.
+  std::span<uint8_t> packet_scratch() { return scratch_; }
 
   struct ConnectedStats {
     uint64_t no_qp = 0;  // to a connected QP that does not exist (or of another transport)
@@ -195,6 +197,7 @@ class Hca final : public Node {
   std::unordered_map<uint32_t, uint32_t> qp_srq_;                       // QP number -> its SRQ
   std::unordered_map<uint32_t, std::unique_ptr<Srq>> srqs_;
   uint32_t next_srqn_ = 1;
+  std::vector<uint8_t> scratch_;  // sized when the first connected QP is made
   ConnectedStats connected_stats_;
 };
 

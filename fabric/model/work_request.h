@@ -81,6 +81,17 @@ struct Sge {
   uint32_t lkey = 0;
 };
 
+// What an IBV_WR_BIND_MW binds (ibv_mw_bind_info, with the window's key).
+// It happens when the WQE is executed, in order with the QP's other WQEs.
+struct MwBind {
+  uint32_t mw_rkey = 0;  // the window's current rkey
+  uint8_t new_tag = 0;   // type 2: the consumer's new key tag (ibv_inc_rkey); type 1: ignored
+  uint32_t mr_lkey = 0;
+  uint64_t addr = 0;
+  uint64_t length = 0;
+  uint32_t access = 0;   // access:: remote bits (and kZeroBased)
+};
+
 // A send work request. Its SGEs are read when its packets are built, not
 // when it is posted, as hardware reads them by DMA. With send_flag::kInline
 // the bytes are copied at post time: whoever holds them (the api layer)
@@ -99,6 +110,7 @@ struct SendWr {
   uint32_t num_sge = 0;          // SGEs, copied into the queue's storage at post
   const Sge* sge = nullptr;
   std::span<const uint8_t> inline_data;  // kInline: the bytes, copied at post
+  MwBind bind;                   // BIND_MW
 };
 
 // A receive work request: up to the queue's max_sge SGEs.

@@ -9,7 +9,9 @@ get_target_property(_sm_srcs ibfab_sm SOURCES)
 list(TRANSFORM _sm_srcs PREPEND ${PROJECT_SOURCE_DIR}/sm/)
 get_target_property(_server_srcs ibfab_server SOURCES)
 list(TRANSFORM _server_srcs PREPEND ${PROJECT_SOURCE_DIR}/api/server/)
-set(_engine_srcs ${_sm_srcs} ${_server_srcs}
+get_target_property(_kernel_srcs ibfab_kernel SOURCES)
+list(TRANSFORM _kernel_srcs PREPEND ${PROJECT_SOURCE_DIR}/api/server/kernel/)
+set(_engine_srcs ${_sm_srcs} ${_server_srcs} ${_kernel_srcs}
   ${PROJECT_SOURCE_DIR}/api/client/seqpacket.cpp ${PROJECT_SOURCE_DIR}/api/client/shared_memory.cpp
   ${PROJECT_SOURCE_DIR}/api/client/socket_path.cpp)
 ibfab_add_fuzzer(fuzz_engine_request ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_engine_request.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/engine_request 30000)
@@ -23,3 +25,5 @@ target_sources(fuzz_scenario PRIVATE ${PROJECT_SOURCE_DIR}/tools/scenario/scenar
 target_link_libraries(fuzz_scenario PRIVATE yaml-cpp)
 ibfab_add_fuzzer(fuzz_partitions ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_partitions.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/partitions 20000)
 target_sources(fuzz_partitions PRIVATE ${PROJECT_SOURCE_DIR}/sm/partitions/partition_reader.cpp ${PROJECT_SOURCE_DIR}/sm/partitions/pkey_assignment.cpp ${PROJECT_SOURCE_DIR}/sm/sa/sa_enums.cpp)
+ibfab_add_fuzzer(fuzz_cm_mad ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cm_mad.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/cm_mad 30000)
+ibfab_add_fuzzer(fuzz_rc_receive ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_rc_receive.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/rc_receive 10000)

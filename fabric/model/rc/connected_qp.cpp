@@ -21,7 +21,8 @@ bool rc_only(uint8_t op) {
 
 bool carried(uint8_t op) {
   return op == wr_opcode::kSend || op == wr_opcode::kSendWithImm || op == wr_opcode::kRdmaWrite ||
-         op == wr_opcode::kRdmaWriteWithImm || rc_only(op);
+         op == wr_opcode::kRdmaWriteWithImm || op == wr_opcode::kLocalInv || op == wr_opcode::kBindMw ||
+         rc_only(op);
 }
 
 bool atomic(uint8_t op) { return op == wr_opcode::kAtomicCmpAndSwp || op == wr_opcode::kAtomicFetchAndAdd; }
@@ -38,7 +39,6 @@ ConnectedQp::ConnectedQp(Hca& hca, uint32_t qpn, Transport transport, uint32_t p
       caps_(caps),
       sq_sig_all_(sq_sig_all),
       ep_(endpoint),
-      scratch_(PacketPool::kMaxPacket),
       sq_(caps.max_send_wr, caps.max_send_sge, caps.max_inline_data),
       rq_(rq),
       shared_rq_(shared),
@@ -52,6 +52,8 @@ ConnectedQp::~ConnectedQp() {
   sim::Simulator& s = hca_.fabric().sim();
   for (sim::EventHandle h : {ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_}) s.cancel(h);
 }
+
+std::span<uint8_t> ConnectedQp::scratch(uint32_t bytes) { return hca_.packet_scratch().first(bytes); }
 
 uint32_t ConnectedQp::mtu() const { return mtu_bytes(attr_.path_mtu >= 1 && attr_.path_mtu <= 5 ? attr_.path_mtu : 1); }
 
@@ -115,6 +117,7 @@ int ConnectedQp::modify(const QpAttr& a, uint32_t mask) {
 void ConnectedQp::reset() {
   sim::Simulator& s = hca_.fabric().sim();
   for (sim::EventHandle h : {ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_}) s.cancel(h);
+  ack_deadline_ = sim::Time::max();
   state_ = QpState::kReset;
   sq_.clear();
   assigned_ = send_seq_ = sq_.head();
@@ -196,6 +199,7 @@ sim::Time ConnectedQp::transmit(const wire::PacketSpec& spec) {
 void ConnectedQp::enter_error(uint8_t event, bool keep_responses) {
   sim::Simulator& s = hca_.fabric().sim();
   for (sim::EventHandle h : {ack_timer_, rnr_timer_}) s.cancel(h);
+  ack_deadline_ = sim::Time::max();
   const bool was_error = state_ == QpState::kError;
   state_ = QpState::kError;
   attr_.state = QpState::kError;

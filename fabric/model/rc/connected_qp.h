@@ -82,7 +82,9 @@ class ConnectedQp {
   wire::PacketSpec header(uint8_t op, uint32_t psn, bool ack_req) const;
   // Packs and sends; returns when the packet has left the port.
   sim::Time transmit(const wire::PacketSpec& spec);
-  std::span<uint8_t> scratch(uint32_t bytes) { return {scratch_.data(), bytes}; }
+  // One packet's payload, gathered or read before it is packed: the HCA's
+  // buffer, shared by its QPs (one packet is built at a time).
+  std::span<uint8_t> scratch(uint32_t bytes);
   // Moves to ERR: timers stop, and a zero-delay event flushes both queues
   // (`event`, when not 0, is reported to the owner first). The responses
   // queued are dropped, unless `keep_responses` (the responder's own error:
@@ -96,6 +98,8 @@ class ConnectedQp {
   void pump_send();
   // Sends the packet at the cursor; returns when it has left.
   sim::Time send_packet();
+  // LOCAL_INV, BIND_MW: done on the HCA when the cursor reaches them.
+  void execute_local(uint32_t seq);
   bool may_send() ;
   void on_response(const wire::ParsedPacket& p);
   void on_read_response(const wire::ParsedPacket& p);
@@ -112,7 +116,11 @@ class ConnectedQp {
   void fail(uint32_t seq, uint8_t status);
   // The WQE whose PSNs hold `psn` (or the oldest WQE sent when none).
   uint32_t wqe_holding(uint32_t psn);
+  // The local ACK timer: (re)started at each progress, stopped when
+  // nothing is outstanding; one simulator event that moves itself on.
   void arm_ack_timer();
+  void stop_ack_timer();
+  void on_ack_timer();
   void on_ack_timeout();
   void check_drained();
   // The completion of WQE `seq` (build it before the WQE is popped).
@@ -148,8 +156,11 @@ class ConnectedQp {
   QpEndpoint* ep_;
   QpAttr attr_;
   QpState state_ = QpState::kReset;
-  std::vector<uint8_t> scratch_;  // one packet's payload
   sim::EventHandle ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_;
+  // When the last packet the requester / responder sent has left the port.
+  sim::Time send_free_at_, respond_free_at_;
+  sim::Time ack_deadline_ = sim::Time::max();  // max: not running
+  sim::Time ack_timer_at_;
 
   // Requester. WQEs [head, assigned_) have PSNs; the cursor is the packet
   // to send next: WQE send_seq_, its packet send_pkt_, PSN cur_psn_.

@@ -19,8 +19,12 @@ bool reads_back(uint8_t wr_op) {
          wr_op == wr_opcode::kAtomicFetchAndAdd;
 }
 
+bool local_only(uint8_t wr_op) { return wr_op == wr_opcode::kLocalInv || wr_op == wr_opcode::kBindMw; }
+
 uint8_t wc_opcode_of(uint8_t wr_op) {
   switch (wr_op) {
+    case wr_opcode::kLocalInv: return wc_opcode::kLocalInv;
+    case wr_opcode::kBindMw: return wc_opcode::kBindMw;
     case wr_opcode::kRdmaWrite:
     case wr_opcode::kRdmaWriteWithImm: return wc_opcode::kRdmaWrite;
     case wr_opcode::kRdmaRead: return wc_opcode::kRdmaRead;
@@ -92,16 +96,31 @@ bool ConnectedQp::may_send() {
 void ConnectedQp::pump_send() {
   sim::Simulator& s = hca_.fabric().sim();
   if (s.pending(send_event_)) return;  // the port still carries our last packet: its event pumps
-  complete_in_order();                 // UC: messages whose last packet has left
+  if (s.now() < send_free_at_) {       // it does, and nothing waited for it
+    send_event_ = s.schedule_at(send_free_at_, [this]() { pump_send(); });
+    return;
+  }
+  complete_in_order();  // UC: messages whose last packet has left
   if (!may_send()) return;
-  const sim::Time left = send_packet();
+  send_free_at_ = std::max(send_packet(), s.now());
   if (state_ == QpState::kError) return;
-  send_event_ = s.schedule_at(std::max(left, s.now()), [this]() { pump_send(); });
+  // The next packet goes when this one has left. UC completes a message
+  // then too, so it always looks again.
+  if (!is_rc() || may_send()) send_event_ = s.schedule_at(send_free_at_, [this]() { pump_send(); });
 }
 
 sim::Time ConnectedQp::send_packet() {
   const uint32_t seq = send_seq_;
   SendWqe& w = sq_.at(seq);
+  if (local_only(w.opcode)) {
+    if (seq == assigned_) {
+      execute_local(seq);
+    } else {  // gone back past it: done once, not again
+      ++send_seq_;
+      send_pkt_ = 0;
+    }
+    return hca_.fabric().sim().now();
+  }
   if (seq == assigned_) {
     w.first_psn = next_psn_;
     w.packets = reads_back(w.opcode) && w.opcode != wr_opcode::kRdmaRead ? 1 : packets_for(w.length);
@@ -167,18 +186,63 @@ sim::Time ConnectedQp::send_packet() {
   }
   if (psn_diff(cur_psn_, sent_psn_) > 0) sent_psn_ = cur_psn_;
   if (!is_rc()) una_ = sent_psn_;
-  else if (!hca_.fabric().sim().pending(ack_timer_)) arm_ack_timer();
+  else if (ack_deadline_ == sim::Time::max()) arm_ack_timer();
   return left;
+}
+
+void ConnectedQp::execute_local(uint32_t seq) {
+  // A WQE that sends nothing: executed when the cursor reaches it, it takes
+  // no PSN and completes in order with the others.
+  SendWqe& w = sq_.at(seq);
+  w.first_psn = next_psn_;
+  w.packets = 0;
+  ++assigned_;
+  ++send_seq_;
+  send_pkt_ = 0;
+  MemoryFault f;
+  if (w.opcode == wr_opcode::kLocalInv) {
+    f = hca_.memory().invalidate(w.invalidate_rkey, pd_);
+  } else {
+    uint32_t bound = 0;
+    f = hca_.memory().bind_window(w.bind.mw_rkey, w.bind.new_tag, w.bind.mr_lkey, pd_, qpn_, w.bind.addr,
+                                  w.bind.length, w.bind.access, bound);
+  }
+  if (f != MemoryFault::kNone) {
+    fail(seq, w.opcode == wr_opcode::kBindMw ? wc_status::kMwBindErr : wc_status::kLocProtErr);
+    return;
+  }
+  w.done = true;
+  complete_in_order();
 }
 
 // --- timers ---
 
 void ConnectedQp::arm_ack_timer() {
-  sim::Simulator& s = hca_.fabric().sim();
-  s.cancel(ack_timer_);
+  ack_deadline_ = sim::Time::max();
   if (attr_.timeout == 0 || rnr_wait_ || psn_diff(sent_psn_, una_) <= 0) return;
-  const sim::Time t = sim::Time::ns(4096) * (int64_t{1} << std::min<uint8_t>(attr_.timeout, 31));
-  ack_timer_ = s.schedule(t, [this]() { on_ack_timeout(); });
+  sim::Simulator& s = hca_.fabric().sim();
+  ack_deadline_ = s.now() + sim::Time::ns(4096) * (int64_t{1} << std::min<uint8_t>(attr_.timeout, 31));
+  // The event stays when it is due no later than the new deadline: it
+  // then moves itself on. Restarting the timer on every ACK would leave a
+  // cancelled event per ACK in the simulator's queue until its time.
+  if (s.pending(ack_timer_) && ack_timer_at_ <= ack_deadline_) return;
+  s.cancel(ack_timer_);
+  ack_timer_at_ = ack_deadline_;
+  ack_timer_ = s.schedule_at(ack_timer_at_, [this]() { on_ack_timer(); });
+}
+
+void ConnectedQp::stop_ack_timer() { ack_deadline_ = sim::Time::max(); }
+
+void ConnectedQp::on_ack_timer() {
+  sim::Simulator& s = hca_.fabric().sim();
+  if (ack_deadline_ == sim::Time::max()) return;
+  if (s.now() < ack_deadline_) {
+    ack_timer_at_ = ack_deadline_;
+    ack_timer_ = s.schedule_at(ack_timer_at_, [this]() { on_ack_timer(); });
+    return;
+  }
+  ack_deadline_ = sim::Time::max();
+  on_ack_timeout();
 }
 
 void ConnectedQp::on_ack_timeout() {
@@ -226,7 +290,7 @@ void ConnectedQp::on_ack(const wire::ParsedPacket& p) {
       go_back(psn);
       rnr_wait_ = true;
       sim::Simulator& s = hca_.fabric().sim();
-      s.cancel(ack_timer_);
+      stop_ack_timer();
       s.cancel(rnr_timer_);
       const auto wait = static_cast<int64_t>(wire::rnr_timer_ns(p.aeth->value()));
       rnr_timer_ = s.schedule(sim::Time::ns(wait), [this]() {
@@ -352,7 +416,7 @@ void ConnectedQp::go_back(uint32_t psn) {
   rd_outstanding_ = 0;
   for (uint32_t s = sq_.head(); s != seq; ++s)
     if (reads_back(sq_.at(s).opcode) && !sq_.at(s).done) ++rd_outstanding_;
-  hca_.fabric().sim().cancel(ack_timer_);  // armed again by the first packet resent
+  stop_ack_timer();  // armed again by the first packet resent
 }
 
 void ConnectedQp::complete_in_order() {

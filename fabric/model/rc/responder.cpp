@@ -72,7 +72,7 @@ void ConnectedQp::on_request(const wire::ParsedPacket& p) {
 void ConnectedQp::on_uc_request(const wire::ParsedPacket& p, uint8_t o, int32_t distance) {
   if (distance != 0) {
     // Packets were lost: so is the message they belonged to. A receive
-    // WQE it had taken stays for the next message (IBTA 9.8.3).
+    // WQE it had taken stays for the next message.
     in_msg_ = InMessage::kNone;
     epsn_ = p.bth.psn;
   }
@@ -335,6 +335,10 @@ void ConnectedQp::pump_respond() {
   sim::Simulator& s = hca_.fabric().sim();
   if (s.pending(respond_event_) || responses_.empty()) return;
   if (state_ == QpState::kReset) return;
+  if (s.now() < respond_free_at_) {  // our last response is still leaving
+    respond_event_ = s.schedule_at(respond_free_at_, [this]() { pump_respond(); });
+    return;
+  }
   Response& r = responses_.front();
   wire::PacketSpec spec;
   if (r.kind == Response::Kind::kAck) {
@@ -366,8 +370,8 @@ void ConnectedQp::pump_respond() {
     r.psn = psn_add(r.psn, 1);
     if (last) responses_.pop();
   }
-  const sim::Time left = transmit(spec);
-  respond_event_ = s.schedule_at(std::max(left, s.now()), [this]() { pump_respond(); });
+  respond_free_at_ = std::max(transmit(spec), s.now());
+  if (!responses_.empty()) respond_event_ = s.schedule_at(respond_free_at_, [this]() { pump_respond(); });
 }
 
 }  // namespace ibfab::fabric::rc

@@ -30,6 +30,7 @@ int SendQueue::post(const SendWr& wr) {
   w.rkey = wr.rkey;
   w.compare_add = wr.compare_add;
   w.swap = wr.swap;
+  w.bind = wr.bind;
   w.is_inline = is_inline;
   if (is_inline) {
     w.length = static_cast<uint32_t>(wr.inline_data.size());

@@ -23,12 +23,13 @@ struct SendWqe {
   uint32_t rkey = 0;
   uint64_t compare_add = 0;
   uint64_t swap = 0;
+  MwBind bind;
   uint32_t num_sge = 0;
   uint32_t length = 0;  // bytes: the SGEs' sum, or the inline bytes
   bool is_inline = false;
   // The transport's: PSNs are given when the WQE is first sent.
   uint32_t first_psn = 0;
-  uint32_t packets = 0;   // PSNs it consumes (READ: its responses)
+  uint32_t packets = 0;   // PSNs it consumes (READ: its responses; LOCAL_INV, BIND_MW: none)
   uint32_t read_psn = 0;  // READ, atomic: the next response PSN expected
   bool done = false;      // acknowledged (READ, atomic: every response in)
 };

@@ -4,14 +4,10 @@
 // the value we packed (distinct values per field, so that a field at the
 // wrong offset reads as another field's value).
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,14 +23,12 @@
 #include "fabric/mad/sa/sm_info_record.h"
 #include "fabric/mad/sa/switch_info_record.h"
 #include "fabric/mad/sa/vl_arbitration_table_record.h"
-#include "fabric/wire/packet_codec.h"
-#include "fabric/wire/pcap_writer.h"
-#include "tests/fabric/wire/sample_packets.h"
+#include "tests/fabric/mad/tshark_fields.h"
 
 namespace ibfab::mad {
 namespace {
 
-constexpr const char* kTshark = "/usr/bin/tshark";
+using testing::kTshark;
 
 // A SubnAdmGetResp carrying `r`.
 template <class R>
@@ -46,61 +40,9 @@ std::array<uint8_t, 256> get_resp(const R& r) {
   return m;
 }
 
-// tshark's values of `fields` for each packet of `pcap`, one map per
-// packet (repeated fields joined with commas, as tshark prints them).
-std::vector<std::map<std::string, std::string>> decode(const std::string& pcap,
-                                                       const std::vector<std::string>& fields) {
-  std::string cmd = std::string("HOME=/tmp ") + kTshark + " -n -r '" + pcap +
-                    "' -T fields -E separator=/t -E occurrence=a";
-  for (const auto& f : fields) cmd += " -e " + f;
-  cmd += " 2>/dev/null";
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while (p && (n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  if (p) ::pclose(p);
-  std::vector<std::map<std::string, std::string>> rows;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::map<std::string, std::string> row;
-    std::size_t start = 0;
-    for (const auto& f : fields) {
-      const std::size_t tab = line.find('\t', start);
-      row[f] = line.substr(start, tab == std::string::npos ? std::string::npos : tab - start);
-      start = tab == std::string::npos ? line.size() : tab + 1;
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-// Numbers compare by value (tshark prints some in hex, some in decimal);
-// comma-separated lists element by element.
-bool same(const std::string& got, const std::string& want) {
-  std::istringstream g(got), w(want);
-  std::string a, b;
-  for (;;) {
-    const bool ga = static_cast<bool>(std::getline(g, a, ',')), gb = static_cast<bool>(std::getline(w, b, ','));
-    if (ga != gb) return false;
-    if (!ga) return true;
-    char* ea = nullptr;
-    char* eb = nullptr;
-    const unsigned long long va = std::strtoull(a.c_str(), &ea, 0), vb = std::strtoull(b.c_str(), &eb, 0);
-    if (a.empty() || *ea != '\0' || *eb != '\0') {
-      if (a != b) return false;
-    } else if (va != vb) {
-      return false;
-    }
-  }
-}
-
 TEST(SaRecordTshark, WiresharkDecodesTheRecordsAsPacked) {
   if (::access(kTshark, X_OK) != 0) GTEST_SKIP() << "tshark is not installed";
-  char tmpl[] = "/tmp/ibfab-sa-records-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl, pcap = dir + "/sa.pcap";
+  const testing::Capture capture;
 
   LinkRecord link{0x1234, 7, 9, 0x0abc};
   SwitchInfoRecord swi;
@@ -163,19 +105,7 @@ TEST(SaRecordTshark, WiresharkDecodesTheRecordsAsPacked) {
                                                       get_resp(mft),  get_resp(smi), get_resp(pkr),
                                                       get_resp(slv),  get_resp(vla), get_resp(iir),
                                                       get_resp(gir), get_resp(pir)};
-  {
-    wire::PcapWriter w;
-    ASSERT_EQ(w.open(pcap), "");
-    int64_t t = 1;
-    for (const auto& m : mads) {
-      std::vector<uint8_t> buf(512);
-      const std::size_t n = wire::pack_packet(buf, wire::testing::mad_spec(m, 1, 0x0002, 0x0001));
-      ASSERT_GT(n, 0u);
-      buf.resize(n);
-      ASSERT_TRUE(w.write(sim::Time::us(t++), buf));
-    }
-    ASSERT_EQ(w.close(), "");
-  }
+  ASSERT_EQ(capture.write(mads), "");
   const std::vector<std::string> fields = {
       "infiniband.mad.attributeid",
       "infiniband.linkrecord.fromlid", "infiniband.linkrecord.fromport",
@@ -198,12 +128,10 @@ TEST(SaRecordTshark, WiresharkDecodesTheRecordsAsPacked) {
       "infiniband.sa.endportlid", "infiniband.portinfo.lid", "infiniband.portinfo.mastersmlid",
       "infiniband.portinfo.localportnum",
   };
-  const auto rows = decode(pcap, fields);
+  const auto rows = testing::decode(capture.path(), fields);
   ASSERT_EQ(rows.size(), mads.size());
-  const auto expect = [&](std::size_t i, std::map<std::string, std::string> want) {
-    for (const auto& [f, v] : want)
-      EXPECT_TRUE(same(rows[i].at(f), v)) << "packet " << i << " (attribute " << rows[i].at(fields[0])
-                                          << ") " << f << ": tshark '" << rows[i].at(f) << "', we packed '" << v << "'";
+  const auto expect = [&](std::size_t i, const std::map<std::string, std::string>& want) {
+    testing::expect_fields(rows[i], i, want);
   };
   expect(0, {{"infiniband.linkrecord.fromlid", "0x1234"}, {"infiniband.linkrecord.fromport", "7"},
              {"infiniband.linkrecord.toport", "9"}, {"infiniband.linkrecord.tolid", "0x0abc"}});
@@ -259,9 +187,6 @@ TEST(SaRecordTshark, WiresharkDecodesTheRecordsAsPacked) {
   expect(10, {{"infiniband.sa.endportlid", "0x090a"}, {"infiniband.sa.portnum", "0x0b"},
               {"infiniband.portinfo.lid", "0x0c0d"}, {"infiniband.portinfo.mastersmlid", "0x0e0f"},
               {"infiniband.portinfo.localportnum", "0x11"}});
-
-  std::remove(pcap.c_str());
-  ::rmdir(dir.c_str());
 }
 
 }  // namespace

@@ -150,7 +150,7 @@ TEST_F(RcBadInputTest, PostsTheQpRefuses) {
   // an opcode the device has not: refused.
   EXPECT_EQ(post_send(a, 1, wr_opcode::kSend, {sge(a, 0, 8)}, 0), 0);
   EXPECT_EQ(post_send(a, 2, wr_opcode::kSend, {sge(a, 0, 8), sge(a, 8, 8), sge(a, 16, 8)}), EINVAL);
-  EXPECT_EQ(post_send(a, 3, wr_opcode::kBindMw, {}), EINVAL);
+  EXPECT_EQ(post_send(a, 3, 42, {}), EINVAL);
   EXPECT_EQ(post_send(a, 4, wr_opcode::kSend, {sge(a, 0, 8)}, 0), 0);
   EXPECT_EQ(post_send(a, 5, wr_opcode::kSend, {sge(a, 0, 8)}, 0), ENOMEM);
   EXPECT_EQ(a.hca->post_send(a.qpn + 1000, SendWr{}), EINVAL) << "no such QP";

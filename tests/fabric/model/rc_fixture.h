@@ -98,7 +98,7 @@ class RcFixture : public ::testing::Test {
     attr.path.dlid = peer.hca->port(1).lid;
     attr.path_mtu = o.path_mtu;
     attr.dest_qp_num = peer.qpn;
-    attr.rq_psn = 0x00FFFFF0;  // close to the wrap, so that every test crosses it
+    attr.rq_psn = 0x00FFFFF0;  // close to the wrap: a test of more than 15 packets crosses it
     attr.max_dest_rd_atomic = o.max_dest_rd_atomic;
     attr.min_rnr_timer = o.min_rnr_timer;
     ASSERT_EQ(x.hca->modify_qp(x.qpn, attr, qp_mask::kState | qp_mask::kAv | qp_mask::kPathMtu | qp_mask::kDestQpn |

@@ -158,5 +158,94 @@ TEST_F(RcAtomicTest, TwoRequestersFetchAndAddOneCounterExactly) {
   EXPECT_EQ(seen.front(), 1'000'000u);
 }
 
+TEST_F(RcAtomicTest, SendWithInvalidateRetiresATypeTwoWindow) {
+  connect();
+  // B: a window of type 2 over part of a region that allows binding,
+  // bound to B's QP.
+  const uint32_t mr = b.hca->memory().register_region(b.pd, *b.mem, b.base() + 0x8000, 0x1000, b.base() + 0x8000,
+                                                      kAllAccess | access::kMwBind);
+  ASSERT_NE(mr, 0u);
+  const uint32_t window = b.hca->memory().allocate_window(b.pd, 2);
+  uint32_t rkey = 0;
+  ASSERT_EQ(b.hca->memory().bind_window(window, 0x42, mr, b.pd, b.qpn, b.base() + 0x8000, 0x1000,
+                                        access::kRemoteWrite, rkey),
+            MemoryFault::kNone);
+  // A writes through the window, then sends with invalidate.
+  fill(a, 0, 64, 5);
+  ASSERT_EQ(post_send(a, 1, wr_opcode::kRdmaWrite, {sge(a, 0, 64)}, send_flag::kSignaled, b.base() + 0x8000, rkey), 0);
+  ASSERT_EQ(post_recv(b, 9, {sge(b, 0, 64)}), 0);
+  SendWr wr;
+  wr.wr_id = 2;
+  wr.opcode = wr_opcode::kSendWithInv;
+  wr.flags = send_flag::kSignaled;
+  wr.invalidate_rkey = rkey;
+  ASSERT_EQ(post(a, wr, {sge(a, 0, 16)}), 0);
+  sim.run();
+  EXPECT_EQ(b.read(0x8000, 64), a.read(0, 64));
+  ASSERT_EQ(b.rec.recvs.size(), 1u);
+  EXPECT_EQ(b.rec.recvs[0].wc_flags, wc_flag::kWithInv);
+  EXPECT_EQ(b.rec.recvs[0].imm_data, rkey);
+  EXPECT_EQ(b.rec.recvs[0].byte_len, 16u);
+  // The window is gone: a WRITE through it now faults.
+  ASSERT_EQ(post_send(a, 3, wr_opcode::kRdmaWrite, {sge(a, 0, 8)}, send_flag::kSignaled, b.base() + 0x8000, rkey), 0);
+  sim.run();
+  ASSERT_EQ(a.rec.sends.size(), 3u);
+  EXPECT_EQ(a.rec.sends[0].status, wc_status::kSuccess);
+  EXPECT_EQ(a.rec.sends[1].status, wc_status::kSuccess);
+  EXPECT_EQ(a.rec.sends[2].status, wc_status::kRemAccessErr);
+}
+
+TEST_F(RcAtomicTest, BindMwAndLocalInvalidateGoThroughTheSendQueue) {
+  connect();
+  const uint32_t mr = b.hca->memory().register_region(b.pd, *b.mem, b.base() + 0x8000, 0x1000, b.base() + 0x8000,
+                                                      kAllAccess | access::kMwBind);
+  const uint32_t window = b.hca->memory().allocate_window(b.pd, 2);
+  SendWr bind;
+  bind.wr_id = 10;
+  bind.opcode = wr_opcode::kBindMw;
+  bind.flags = send_flag::kSignaled;
+  bind.bind = MwBind{window, 0x37, mr, b.base() + 0x8000, 0x100, access::kRemoteWrite};
+  ASSERT_EQ(post(b, bind, {}), 0);
+  sim.run();
+  ASSERT_EQ(b.rec.sends.size(), 1u);
+  EXPECT_EQ(b.rec.sends[0].status, wc_status::kSuccess);
+  EXPECT_EQ(b.rec.sends[0].opcode, wc_opcode::kBindMw);
+  const uint32_t rkey = (window & ~0xFFu) | 0x37;
+  fill(a, 0, 0x100, 8);
+  ASSERT_EQ(post_send(a, 1, wr_opcode::kRdmaWrite, {sge(a, 0, 0x100)}, send_flag::kSignaled, b.base() + 0x8000, rkey),
+            0);
+  sim.run();
+  EXPECT_EQ(b.read(0x8000, 0x100), a.read(0, 0x100));
+  SendWr inv;
+  inv.wr_id = 11;
+  inv.opcode = wr_opcode::kLocalInv;
+  inv.flags = send_flag::kSignaled;
+  inv.invalidate_rkey = rkey;
+  ASSERT_EQ(post(b, inv, {}), 0);
+  sim.run();
+  ASSERT_EQ(b.rec.sends.size(), 2u);
+  EXPECT_EQ(b.rec.sends[1].status, wc_status::kSuccess);
+  EXPECT_EQ(b.rec.sends[1].opcode, wc_opcode::kLocalInv);
+  ASSERT_EQ(post_send(a, 2, wr_opcode::kRdmaWrite, {sge(a, 0, 8)}, send_flag::kSignaled, b.base() + 0x8000, rkey), 0);
+  sim.run();
+  ASSERT_EQ(a.rec.sends.size(), 2u);
+  EXPECT_EQ(a.rec.sends[0].status, wc_status::kSuccess);
+  EXPECT_EQ(a.rec.sends[1].status, wc_status::kRemAccessErr);
+}
+
+TEST_F(RcAtomicTest, BindMwOnARegionWithoutMwBindFails) {
+  connect();
+  const uint32_t window = b.hca->memory().allocate_window(b.pd, 2);
+  SendWr bind;
+  bind.wr_id = 10;
+  bind.opcode = wr_opcode::kBindMw;
+  bind.bind = MwBind{window, 0x37, b.key, b.base(), 0x100, access::kRemoteWrite};  // b.key lacks kMwBind
+  ASSERT_EQ(post(b, bind, {}), 0);
+  sim.run();
+  ASSERT_EQ(b.rec.sends.size(), 1u);
+  EXPECT_EQ(b.rec.sends[0].status, wc_status::kMwBindErr) << "unsignalled, but an error";
+  EXPECT_EQ(b.hca->qp_state(b.qpn), QpState::kError);
+}
+
 }  // namespace
 }  // namespace ibfab::fabric::testing

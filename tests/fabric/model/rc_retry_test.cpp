@@ -8,22 +8,60 @@
 namespace ibfab::fabric::testing {
 namespace {
 
-class RcRetryTest : public RcFixture {};
+class RcRetryTest : public RcFixture {
+ public:
+  // A's one WQE, waiting for B's receive posted (`sges`) 1 ms in: both
+  // complete successfully after it, B's as `opcode` with `n` bytes.
+  void expect_wait_for_late_receive(std::vector<Sge> sges, uint8_t opcode, uint32_t n) {
+    sim.schedule(sim::Time::ms(1), [this, sges] { ASSERT_EQ(post_recv(b, 2, sges), 0); });
+    sim.run();
+    ASSERT_EQ(b.rec.recvs.size(), 1u);
+    EXPECT_EQ(b.rec.recvs[0].status, wc_status::kSuccess);
+    EXPECT_EQ(b.rec.recvs[0].opcode, opcode);
+    EXPECT_EQ(b.rec.recvs[0].byte_len, n);
+    EXPECT_GT(b.rec.recv_times[0], sim::Time::ms(1));
+    ASSERT_EQ(a.rec.sends.size(), 1u);
+    EXPECT_EQ(a.rec.sends[0].status, wc_status::kSuccess);
+  }
+};
 
 TEST_F(RcRetryTest, SendWaitsForAReceivePostedLater) {
   connect();
   fill(a, 0, 3000, 4);
   ASSERT_EQ(post_send(a, 1, wr_opcode::kSend, {sge(a, 0, 3000)}), 0);
   // The receive comes 1 ms later: until then every try gets an RNR NAK.
-  sim.schedule(sim::Time::ms(1), [&] { ASSERT_EQ(post_recv(b, 2, {sge(b, 0, 4096)}), 0); });
-  sim.run();
-  ASSERT_EQ(b.rec.recvs.size(), 1u);
-  EXPECT_EQ(b.rec.recvs[0].status, wc_status::kSuccess);
-  EXPECT_EQ(b.rec.recvs[0].byte_len, 3000u);
-  EXPECT_GT(b.rec.recv_times[0], sim::Time::ms(1));
+  expect_wait_for_late_receive({sge(b, 0, 4096)}, wc_opcode::kRecv, 3000);
   EXPECT_EQ(b.read(0, 3000), a.read(0, 3000));
-  ASSERT_EQ(a.rec.sends.size(), 1u);
-  EXPECT_EQ(a.rec.sends[0].status, wc_status::kSuccess);
+}
+
+TEST_F(RcRetryTest, WriteWithImmediateWaitsForAReceiveAtItsLastPacket) {
+  connect();
+  fill(a, 0, 3000, 6);
+  SendWr wr;
+  wr.wr_id = 1;
+  wr.opcode = wr_opcode::kRdmaWriteWithImm;
+  wr.flags = send_flag::kSignaled;
+  wr.imm_data = 0x0A0B0C0D;
+  wr.remote_addr = b.base() + 0x100;
+  wr.rkey = b.key;
+  ASSERT_EQ(post(a, wr, {sge(a, 0, 3000)}), 0);
+  expect_wait_for_late_receive({}, wc_opcode::kRecvRdmaWithImm, 3000);
+  EXPECT_EQ(b.read(0x100, 3000), a.read(0, 3000));
+}
+
+TEST_F(RcRetryTest, FenceWaitsForTheReadBefore) {
+  connect();
+  fill(b, 0, 65536, 2);
+  ASSERT_EQ(post_recv(b, 1, {sge(b, 0x100000, 64)}), 0);
+  ASSERT_EQ(post_send(a, 1, wr_opcode::kRdmaRead, {sge(a, 0, 65536)}, send_flag::kSignaled, b.base(), b.key), 0);
+  ASSERT_EQ(post_send(a, 2, wr_opcode::kSend, {sge(a, 0, 64)}, send_flag::kSignaled | send_flag::kFence), 0);
+  sim.run();
+  ASSERT_EQ(a.rec.sends.size(), 2u);
+  ASSERT_EQ(b.rec.recvs.size(), 1u);
+  // The SEND left only once the READ had completed, so it carries what the
+  // READ brought.
+  EXPECT_GT(b.rec.recv_times[0], a.rec.send_times[0]);
+  EXPECT_EQ(b.read(0x100000, 64), b.read(0, 64));
 }
 
 TEST_F(RcRetryTest, RnrRetryZeroFailsAtOnce) {

@@ -159,5 +159,133 @@ TEST_F(RcSendTest, SqSigAllSignalsEveryWqe) {
   EXPECT_EQ(b.rec.recvs.size(), 3u);
 }
 
+TEST_F(RcSendTest, GlobalRouteCarriesAGrh) {
+  connect();
+  // Both QPs' paths with a GRH: the receive says so.
+  for (auto [x, peer] : {std::pair<Host*, Host*>{&a, &b}, {&b, &a}}) {
+    QpAttr attr;
+    attr.path.dlid = peer->hca->port(1).lid;
+    attr.path.global = true;
+    attr.path.hop_limit = 64;
+    const uint64_t prefix = peer->hca->port(1).gid_prefix, guid = peer->hca->port(1).guid();
+    for (int i = 0; i < 8; ++i) {
+      attr.path.dgid[i] = static_cast<uint8_t>(prefix >> (56 - 8 * i));
+      attr.path.dgid[8 + i] = static_cast<uint8_t>(guid >> (56 - 8 * i));
+    }
+    ASSERT_EQ(x->hca->modify_qp(x->qpn, attr, qp_mask::kAv), 0);
+  }
+  ASSERT_EQ(post_recv(b, 1, {sge(b, 0, 8192)}), 0);
+  fill(a, 0, 5000, 1);
+  ASSERT_EQ(post_send(a, 2, wr_opcode::kSend, {sge(a, 0, 5000)}), 0);
+  sim.run();
+  ASSERT_EQ(b.rec.recvs.size(), 1u);
+  EXPECT_EQ(b.rec.recvs[0].wc_flags, wc_flag::kGrh);
+  EXPECT_EQ(b.read(0, 5000), a.read(0, 5000));
+  ASSERT_EQ(a.rec.sends.size(), 1u);
+  EXPECT_EQ(a.rec.sends[0].status, wc_status::kSuccess);
+}
+
+TEST_F(RcSendTest, SqdDrainsAfterTheCurrentMessage) {
+  connect();
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_EQ(post_recv(b, i, {sge(b, i * 8192, 8192)}), 0);
+  ASSERT_EQ(post_send(a, 0, wr_opcode::kSend, {sge(a, 0, 5000)}), 0);
+  ASSERT_EQ(post_send(a, 1, wr_opcode::kSend, {sge(a, 0, 5000)}), 0);
+  QpAttr attr;
+  attr.state = QpState::kSqd;
+  ASSERT_EQ(a.hca->modify_qp(a.qpn, attr, qp_mask::kState), 0);
+  sim.run();
+  // The message under way finished; the next waits; the owner was told.
+  EXPECT_EQ(b.rec.recvs.size(), 1u);
+  EXPECT_EQ(a.rec.sends.size(), 1u);
+  ASSERT_EQ(a.rec.events.size(), 1u);
+  EXPECT_EQ(a.rec.events[0], qp_event::kSqDrained);
+  attr.state = QpState::kRts;
+  ASSERT_EQ(a.hca->modify_qp(a.qpn, attr, qp_mask::kState), 0);
+  sim.run();
+  EXPECT_EQ(b.rec.recvs.size(), 2u);
+  EXPECT_EQ(a.rec.sends.size(), 2u);
+}
+
+TEST_F(RcSendTest, DestroyWithWorkOutstandingIsQuiet) {
+  connect();
+  ASSERT_EQ(post_send(a, 2, wr_opcode::kRdmaWrite, {sge(a, 0, 1 << 20)}, send_flag::kSignaled, b.base(), b.key), 0);
+  sim.run_until(sim::Time::us(5));  // packets on the wire, timers armed
+  ASSERT_TRUE(a.rec.sends.empty());
+  a.hca->destroy_qp(a.qpn);
+  sim.run();  // its timers were cancelled: nothing that runs now touches it (ASan checks)
+  EXPECT_TRUE(a.rec.sends.empty());
+  EXPECT_EQ(a.hca->qp_state(a.qpn), QpState::kReset) << "no such QP";
+  EXPECT_EQ(a.hca->qp_count(), 0u);
+}
+
+TEST_F(RcSendTest, LoopbackBetweenTwoQpsOfOneHca) {
+  make_host(a, 1, 0x10000000);
+  b.hca = a.hca;
+  b.pd = a.pd;
+  b.key = a.key;
+  b.rec.sim = &sim;
+  create_qp(a, {});
+  create_qp(b, {});
+  bring_up(a, b, {});
+  bring_up(b, a, {});
+  fill(a, 0, 5000, 3);
+  ASSERT_EQ(post_recv(b, 1, {sge(a, 0x100000, 8192)}), 0);
+  ASSERT_EQ(post_send(a, 2, wr_opcode::kSend, {sge(a, 0, 5000)}), 0);
+  ASSERT_EQ(post_send(b, 3, wr_opcode::kRdmaRead, {sge(a, 0x200000, 5000)}, send_flag::kSignaled, a.base(), a.key),
+            0);
+  const uint64_t on_wire = a.hca->port(1).counters.xmit_pkts;
+  sim.run();
+  ASSERT_EQ(b.rec.recvs.size(), 1u);
+  EXPECT_EQ(b.rec.recvs[0].byte_len, 5000u);
+  EXPECT_EQ(a.read(0x100000, 5000), a.read(0, 5000));
+  EXPECT_EQ(a.read(0x200000, 5000), a.read(0, 5000));
+  ASSERT_EQ(a.rec.sends.size(), 1u);
+  ASSERT_EQ(b.rec.sends.size(), 1u);
+  EXPECT_EQ(b.rec.sends[0].status, wc_status::kSuccess);
+  EXPECT_EQ(a.hca->port(1).counters.xmit_pkts, on_wire) << "nothing crossed the wire";
+}
+
+TEST_F(RcSendTest, ResetForgetsTheQueuesAndTheQpCanBeBroughtUpAgain) {
+  connect();
+  ASSERT_EQ(post_send(a, 1, wr_opcode::kSend, {sge(a, 0, 10)}), 0);  // no receive: RNR until reset
+  sim.run_until(sim::Time::us(100));
+  QpAttr attr;
+  attr.state = QpState::kReset;
+  ASSERT_EQ(a.hca->modify_qp(a.qpn, attr, qp_mask::kState), 0);
+  ASSERT_EQ(b.hca->modify_qp(b.qpn, attr, qp_mask::kState), 0);
+  sim.run();
+  EXPECT_TRUE(a.rec.sends.empty()) << "a reset QP's WQEs are gone, without completions";
+  bring_up(a, b, {});
+  bring_up(b, a, {});
+  ASSERT_EQ(post_recv(b, 7, {sge(b, 0, 64)}), 0);
+  fill(a, 0, 10, 9);
+  ASSERT_EQ(post_send(a, 2, wr_opcode::kSend, {sge(a, 0, 10)}), 0);
+  sim.run();
+  ASSERT_EQ(a.rec.sends.size(), 1u);
+  EXPECT_EQ(a.rec.sends[0].wr_id, 2u);
+  EXPECT_EQ(a.rec.sends[0].status, wc_status::kSuccess);
+  ASSERT_EQ(b.rec.recvs.size(), 1u);
+  EXPECT_EQ(b.read(0, 10), a.read(0, 10));
+}
+
+TEST_F(RcSendTest, SteadyTrafficAllocatesNoPackets) {
+  QpOptions o;
+  o.caps = QpCaps{256, 256, 1, 1, 0};
+  connect(8, o, o);
+  auto burst = [&](uint64_t first) {
+    for (uint32_t i = 0; i < 200; ++i) {
+      ASSERT_EQ(post_recv(b, first + i, {sge(b, i * 8192, 8192)}), 0);
+      ASSERT_EQ(post_send(a, first + i, wr_opcode::kSend, {sge(a, i * 8192, 1 + i * 37)}, 0), 0);
+    }
+    sim.run();
+  };
+  burst(0);  // warms the packet pool up
+  const std::size_t buffers = fabric.packets().buffers_allocated();
+  burst(1000);
+  burst(2000);
+  EXPECT_EQ(b.rec.recvs.size(), 600u);
+  EXPECT_EQ(fabric.packets().buffers_allocated(), buffers);
+}
+
 }  // namespace
 }  // namespace ibfab::fabric::testing

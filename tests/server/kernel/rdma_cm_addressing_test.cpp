@@ -1,12 +1,12 @@
-// rdma_cm's addressing rules (api/server/cm_addressing.h) against the
-// kernel's cma_set_mgid, ip_ib_mc_map and ipv6_ib_mc_map, worked by hand,
-// and the SIDR header's round trip.
+// rdma_cm's addressing rules (api/server/kernel/rdma_cm_addressing.h)
+// against the kernel's cma_set_mgid, ip_ib_mc_map and ipv6_ib_mc_map,
+// worked by hand, and the SIDR header's round trip.
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
 
 #include <cstring>
 
-#include "api/server/cm_addressing.h"
+#include "api/server/kernel/rdma_cm_addressing.h"
 #include "sm/sa/mcast_groups.h"
 
 namespace ibfab::api::cm {

@@ -2,7 +2,11 @@
 // rdma_cm's addressing rules, as the kernel's cma.c applies them: socket
 // addresses (AF_INET, AF_INET6, AF_IB), the MGID an address maps to, the
 // service ID of a port space and port, and the 36-byte header rdma_cm puts
-// before the private data of a SIDR REQ.
+// before the private data of a SIDR REQ; and the IPoIB addresses a port
+// shows (CmQueryAddress), from the fabric's address plan.
+//
+// Pure functions of their arguments: no room of the host side is needed to
+// use them.
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -11,6 +15,8 @@
 #include <optional>
 #include <span>
 
+#include "api/client/cm_protocol.h"
+#include "fabric/topology/address_plan.h"
 #include "fabric/wire/gid.h"
 
 namespace ibfab::api::cm {
@@ -60,5 +66,10 @@ struct HeaderAddresses {
   sockaddr_storage dst{};
 };
 std::optional<HeaderAddresses> unpack_header(std::span<const uint8_t, kHeaderSize> in);
+
+// CmQueryAddress: the IPoIB addresses of `port` of host `node` (a node
+// index) as `plan` gives them, and whether the host's multicast route
+// leaves by that port. 0, or -ENODEV for a port the plan does not have.
+int64_t port_address(const topo::AddressPlan& plan, uint32_t node, uint32_t port, CmPortAddress& out);
 
 }  // namespace ibfab::api::cm

@@ -1,8 +1,9 @@
-#include "api/server/cm_addressing.h"
+#include "api/server/kernel/rdma_cm_addressing.h"
 
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace ibfab::api::cm {
@@ -150,6 +151,21 @@ std::optional<HeaderAddresses> unpack_header(std::span<const uint8_t, kHeaderSiz
     return h;
   }
   return std::nullopt;
+}
+
+int64_t port_address(const topo::AddressPlan& plan, uint32_t node, uint32_t port, CmPortAddress& out) {
+  if (port == 0 || port > 0xFF) return -ENODEV;
+  const topo::PortAddress* pa = plan.of(node, static_cast<uint8_t>(port));
+  if (!pa) return -ENODEV;
+  out.ipv4 = pa->ipv4;
+  out.prefix4 = pa->prefix4;
+  out.prefix6 = pa->prefix6;
+  std::memcpy(out.ipv6, pa->ipv6.data(), sizeof out.ipv6);
+  sockaddr_in group{};
+  group.sin_family = AF_INET;
+  group.sin_addr.s_addr = htonl(0xE0000001);  // 224.0.0.1: any multicast destination routes alike
+  out.multicast_route = plan.route(node, reinterpret_cast<const sockaddr*>(&group)) == port;
+  return 0;
 }
 
 }  // namespace ibfab::api::cm

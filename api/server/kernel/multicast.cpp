@@ -1,4 +1,4 @@
-#include "api/server/port_multicast.h"
+#include "api/server/kernel/multicast.h"
 
 #include <algorithm>
 #include <array>
