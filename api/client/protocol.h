@@ -27,7 +27,7 @@
 
 namespace ibfab::api {
 
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;
 inline constexpr std::size_t kNodeNameSize = 64;
 inline constexpr std::size_t kMaxPkeys = 128;
 inline constexpr std::size_t kMaxPorts = 4;
@@ -61,6 +61,16 @@ enum class MsgType : uint16_t {
   DestroyQp,
   AttachMcast,
   DetachMcast,
+  AllocPd,
+  DeallocPd,
+  RegMr,
+  DeregMr,
+  ReregMr,
+  AllocMw,
+  DeallocMw,
+  CreateSrq,
+  ModifySrq,
+  DestroySrq,
   VerbsReply,
   // The connection manager's requests (cm_protocol.h), each answered by a
   // CmReply.

@@ -1,5 +1,6 @@
 #include "api/client/verbs_link.h"
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +26,14 @@ int VerbsLink::open(const std::string& socket, const std::string& node) {
     return e;
   }
   async_fd_ = pair[0];
+  // The engine reads and writes the memory this process registers
+  // (process_vm_readv/writev): under Yama's ptrace_scope 1 that needs this
+  // process to name it as its ptracer. Without Yama the call fails, and
+  // nothing is needed.
+  ucred peer{};
+  socklen_t len = sizeof peer;
+  if (::getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid > 0 && peer.pid != ::getpid())
+    (void)::prctl(PR_SET_PTRACER, static_cast<unsigned long>(peer.pid), 0, 0, 0);
   api::Hello h;
   h.pid = static_cast<uint32_t>(::getpid());
   h.kind = api::ConnectionKind::Verbs;

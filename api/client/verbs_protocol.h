@@ -2,8 +2,15 @@
 // The verbs connection (protocol.h, ConnectionKind::Verbs): one per
 // ibv_open_device, request/reply, one request at a time. Requests create
 // and destroy the objects the engine must know (completion channels, CQs,
-// QPs), move QPs between states and attach them to multicast groups; the
-// rest of verbs (PDs, MRs, AHs, posting, polling) stays in the client.
+// QPs, PDs, memory regions and windows), move QPs between states and attach
+// them to multicast groups; the rest of verbs (AHs, posting, polling) goes
+// through the rings (verbs_rings.h) or stays in the client.
+//
+// Memory regions live in the engine's HCA (its MemoryTable), over the
+// client's address space as the kernel reports the client's pid: RC and UC
+// QPs read and write the application's registered memory there. The client
+// keeps a copy of each MR (its keys and range) for the UD path, which
+// gathers and scatters in the client.
 //
 // File descriptors travel as SCM_RIGHTS with the message that names them:
 //   Hello          client -> engine: the engine's end of the async event
@@ -13,10 +20,11 @@
 //   CreateChannel  the engine's end of the channel's socket (it writes the
 //                  8-byte CQ handle of each completion event there);
 //   CreateCq       the CQ ring's memfd (CqRing);
-//   CreateQp       the QP rings' memfd (QpRings).
-// Every reply is a VerbsReply: 0 or a value (a handle, a QP number), or
-// -errno. Bad sizes, unknown handles and fds that do not fit are refused
-// with -EINVAL; the connection stays up.
+//   CreateQp       the QP rings' memfd (QpRings);
+//   CreateSrq      the SRQ's ring memfd (QpRings with its receive ring only).
+// Every reply is a VerbsReply: 0 or a value (a handle, a QP number, a
+// key), or -errno. Bad sizes, unknown handles and fds that do not fit are
+// refused with -EINVAL; the connection stays up.
 #include <cstdint>
 
 namespace ibfab::api {
@@ -44,18 +52,47 @@ struct CreateQp {
   uint32_t rq_slot = 0;  // bytes per receive slot (GRH and payload)
   uint8_t sq_sig_all = 0;
   uint8_t block_self_mcast_lb = 0;
-  uint8_t qp_type = 0;  // enum ibv_qp_type: only UD QPs take traffic from the fabric
+  uint8_t qp_type = 0;  // enum ibv_qp_type: UD, RC or UC
   uint8_t reserved[5] = {};
   uint64_t user_handle = 0;  // echoed in CQEs (Cqe::qp_handle) and async events
+  // RC and UC: the PD (AllocPd) and the send queue's limits (the model's
+  // QpCaps; sq_depth and rq_depth are its WQE counts).
+  uint32_t pd = 0;
+  uint32_t max_send_sge = 0;
+  uint32_t max_recv_sge = 0;
+  uint32_t max_inline_data = 0;
+  uint32_t srq = 0;  // RC and UC: a CreateSrq handle whose WQEs the QP takes, or 0 (its own queue)
+  uint32_t reserved2 = 0;
 };
 
-// Handle-only requests: DestroyChannel, DestroyCq, DestroyQp (a QP number).
+// CreateSrq: a shared receive queue of `depth` WQEs of up to `max_sge`
+// SGEs in PD `pd`; its ring's receive slots are `slot` bytes. Replies with
+// its handle. ModifySrq arms its limit (ibv_modify_srq IBV_SRQ_LIMIT);
+// DestroySrq (a DestroyObject) is -EBUSY while QPs use it.
+struct CreateSrq {
+  uint32_t pd = 0;
+  uint32_t depth = 0;
+  uint32_t max_sge = 0;
+  uint32_t slot = 0;
+  uint64_t user_handle = 0;  // echoed in its async events
+};
+
+struct ModifySrq {
+  uint32_t srq = 0;
+  uint32_t limit = 0;
+};
+
+// Handle-only requests: DestroyChannel, DestroyCq, DestroyQp (a QP number),
+// DeallocPd (a PD), DeregMr (an MR's key), DeallocMw (a window's rkey),
+// DestroySrq.
 struct DestroyObject {
   uint32_t handle = 0;
 };
 
 // ModifyQp: the state to enter and the attributes that change with it (the
-// client has checked the mask against the transition table).
+// client has checked the mask against the transition table). UD uses the
+// set_* flags; RC and UC QPs take `mask` (IBV_QP_* bits) with the values
+// below it.
 struct ModifyQp {
   uint32_t qp_num = 0;
   uint32_t qkey = 0;
@@ -66,6 +103,62 @@ struct ModifyQp {
   uint8_t set_pkey_index = 0;
   uint8_t set_port = 0;
   uint8_t reserved = 0;
+  uint32_t mask = 0;
+  uint32_t access = 0;  // qp_access_flags
+  uint32_t rq_psn = 0;
+  uint32_t sq_psn = 0;
+  uint32_t dest_qp_num = 0;
+  uint8_t path_mtu = 0;
+  uint8_t timeout = 0;
+  uint8_t retry_cnt = 0;
+  uint8_t rnr_retry = 0;
+  uint8_t max_rd_atomic = 0;
+  uint8_t max_dest_rd_atomic = 0;
+  uint8_t min_rnr_timer = 0;
+  uint8_t is_global = 0;  // the address vector (IBV_QP_AV): ibv_ah_attr
+  uint16_t dlid = 0;
+  uint8_t sl = 0;
+  uint8_t src_path_bits = 0;
+  uint8_t sgid_index = 0;
+  uint8_t hop_limit = 0;
+  uint8_t traffic_class = 0;
+  uint8_t reserved2 = 0;
+  uint32_t flow_label = 0;
+  uint8_t dgid[16] = {};
+};
+
+struct AllocPd {
+  uint32_t reserved = 0;
+};
+
+// RegMr: `length` bytes at `addr` of the client's memory, addressed from
+// `iova`, for PD `pd` with `access` (ibv_access_flags). Replies with the key
+// (lkey == rkey), -EFAULT when a page of the range is not mapped, -EPERM
+// when the engine may not reach the process's memory.
+struct RegMr {
+  uint64_t addr = 0;
+  uint64_t length = 0;
+  uint64_t iova = 0;
+  uint32_t pd = 0;
+  uint32_t access = 0;
+};
+
+// ReregMr (ibv_rereg_mr): the MR `key` with what `flags`
+// (IBV_REREG_MR_CHANGE_*) names changed. Replies with the key.
+struct ReregMr {
+  uint64_t addr = 0;
+  uint64_t length = 0;
+  uint64_t iova = 0;
+  uint32_t key = 0;
+  uint32_t flags = 0;
+  uint32_t pd = 0;
+  uint32_t access = 0;
+};
+
+// AllocMw: a window of `type` (1 or 2) in `pd`; replies with its rkey.
+struct AllocMw {
+  uint32_t pd = 0;
+  uint32_t type = 0;
 };
 
 // AttachMcast / DetachMcast.

@@ -3,14 +3,21 @@
 // memory (a memfd each side maps), so that posting and polling take no
 // system call and no round trip.
 //
-//   send queue     client -> engine: SendWqe + payload per slot. The client
-//                  gathers the payload at post time (it owns the MRs), so
-//                  the engine never reads the client's memory.
-//   receive queue  the client keeps its posted WRs (wr_id and SGEs) to
+//   send queue     client -> engine. UD: SendWqe + payload per slot; the
+//                  client gathers the payload at post time (it checks the
+//                  SGEs against its copy of the MRs). RC and UC:
+//                  ConnectedWqe + its SGEs (or its inline bytes) per slot;
+//                  the engine posts it to the HCA model, whose DMA reads
+//                  the application's memory through the MemoryTable when
+//                  the packets are built.
+//   receive queue  UD: the client keeps its posted WRs (wr_id and SGEs) to
 //                  itself and only counts them here; the engine fills slot
 //                  (n mod depth) with the GRH and payload of the n-th
 //                  message, then posts a CQE. The client scatters the slot
 //                  into the n-th WR's SGEs when it polls that CQE.
+//                  RC and UC: RecvWqe + SGEs per slot, which the engine
+//                  posts to the model's receive queue; data lands in the
+//                  application's memory.
 //   CQ             engine -> client: Cqe per slot.
 //
 // Each ring index is a counter written by one side only (release) and read
@@ -63,9 +70,42 @@ struct SendWqe {
 };
 static_assert(sizeof(SendWqe) == 64);
 
+// One send work request of an RC or UC QP; num_sge RingSges follow it in
+// its slot, or inline_length bytes when kInline.
+struct RingSge {
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+};
+static_assert(sizeof(RingSge) == 16);
+
+struct ConnectedWqe {
+  uint64_t wr_id = 0;
+  uint64_t remote_addr = 0;
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  uint32_t imm_data = 0;     // network order; the rkey to invalidate for SEND_WITH_INV
+  uint32_t rkey = 0;
+  uint32_t send_flags = 0;   // ibv_send_flags
+  uint32_t inline_length = 0;
+  uint16_t num_sge = 0;
+  uint8_t opcode = 0;        // enum ibv_wr_opcode
+  uint8_t reserved[5] = {};
+  uint64_t stamp = 0;        // as SendWqe::stamp
+};
+static_assert(sizeof(ConnectedWqe) == 64);
+
+// One receive work request of an RC or UC QP; num_sge RingSges follow it.
+struct RecvWqe {
+  uint64_t wr_id = 0;
+  uint32_t num_sge = 0;
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(RecvWqe) == 16);
+
 // One completion.
 struct Cqe {
-  enum Flags : uint8_t { kGrh = 1, kImmediate = 2, kReceive = 4 };
+  enum Flags : uint8_t { kGrh = 1, kImmediate = 2, kReceive = 4, kConnected = 8, kInvalidate = 16 };
   uint64_t wr_id = 0;      // send completions
   uint64_t qp_handle = 0;  // the QP's user handle (CreateQp)
   uint32_t qp_num = 0;
@@ -78,9 +118,13 @@ struct Cqe {
   uint8_t flags = 0;
   uint8_t sl = 0;
   uint8_t dlid_path_bits = 0;
-  uint8_t reserved[4] = {};
+  uint8_t opcode = 0;        // kConnected: enum ibv_wc_opcode
+  uint8_t reserved = 0;
+  uint16_t vendor_err = 0;
+  uint32_t wqe_index = 0;    // kConnected send completions: the send ring counter of the WQE + 1
+  uint8_t reserved2[12] = {};
 };
-static_assert(sizeof(Cqe) == 48);
+static_assert(sizeof(Cqe) == 64);
 
 struct CqRing {
   Counter head;     // engine: CQEs written

@@ -190,6 +190,7 @@ Engine::Engine(EngineOptions options)
   for (uint32_t i = 0; i < fabric_->node_count(); ++i)
     if (!fabric_->node(i).is_switch()) hosts_.push_back(static_cast<fabric::Hca*>(&fabric_->node(i)));
   verbs_.set_rx_grace_ns(options_.rx_grace_us * 1000);
+  verbs_.set_log([this](const std::string& text) { log(text); });
   reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (!options_.pcap.empty()) {
     if (const std::string e = pcap_.open(options_.pcap, wire::PcapWriter::Link::kErf); !e.empty())
@@ -573,7 +574,13 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
   r.handle = c.handle;
   if (c.kind == ConnectionKind::Cm) c.cm = cm_->open(hca, c.pid);
   if (c.kind == ConnectionKind::Verbs) {
-    c.verbs = verbs_.open(*hca, fds.take(0));
+    // The process whose memory its registrations name: the kernel's word
+    // for who is at the other end, not the pid the Hello claims.
+    ucred peer{};
+    socklen_t len = sizeof peer;
+    if (::getsockopt(c.fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.pid <= 0)
+      return refuse(c, EPROTO, "cannot tell which process is at the other end of a verbs connection");
+    c.verbs = verbs_.open(*hca, fds.take(0), peer.pid);
     process(c.pid).verbs.push_back(c.verbs);
     order(c.pid);
     count_verbs_clients();

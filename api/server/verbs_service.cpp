@@ -13,16 +13,42 @@
 
 #include "api/client/verbs_protocol.h"
 #include "api/client/verbs_rings.h"
+#include "api/server/verbs_memory.h"
 #include "fabric/model/fabric.h"
 #include "fabric/model/port.h"
 #include "sim/simulator.h"
 
 namespace ibfab::api {
 
+using rings::ConnectedWqe;
 using rings::Cqe;
 using rings::CqRing;
 using rings::QpRings;
+using rings::RecvWqe;
+using rings::RingSge;
 using rings::SendWqe;
+
+static_assert(fabric::qp_mask::kState == IBV_QP_STATE && fabric::qp_mask::kAccessFlags == IBV_QP_ACCESS_FLAGS &&
+              fabric::qp_mask::kPkeyIndex == IBV_QP_PKEY_INDEX && fabric::qp_mask::kPort == IBV_QP_PORT &&
+              fabric::qp_mask::kAv == IBV_QP_AV && fabric::qp_mask::kPathMtu == IBV_QP_PATH_MTU &&
+              fabric::qp_mask::kTimeout == IBV_QP_TIMEOUT && fabric::qp_mask::kRetryCnt == IBV_QP_RETRY_CNT &&
+              fabric::qp_mask::kRnrRetry == IBV_QP_RNR_RETRY && fabric::qp_mask::kRqPsn == IBV_QP_RQ_PSN &&
+              fabric::qp_mask::kMaxQpRdAtomic == IBV_QP_MAX_QP_RD_ATOMIC &&
+              fabric::qp_mask::kMinRnrTimer == IBV_QP_MIN_RNR_TIMER && fabric::qp_mask::kSqPsn == IBV_QP_SQ_PSN &&
+              fabric::qp_mask::kMaxDestRdAtomic == IBV_QP_MAX_DEST_RD_ATOMIC &&
+              fabric::qp_mask::kDestQpn == IBV_QP_DEST_QPN);
+static_assert(fabric::wr_opcode::kRdmaWrite == IBV_WR_RDMA_WRITE && fabric::wr_opcode::kSend == IBV_WR_SEND &&
+              fabric::wr_opcode::kRdmaRead == IBV_WR_RDMA_READ &&
+              fabric::wr_opcode::kAtomicFetchAndAdd == IBV_WR_ATOMIC_FETCH_AND_ADD &&
+              fabric::wr_opcode::kSendWithInv == IBV_WR_SEND_WITH_INV);
+static_assert(fabric::send_flag::kInline == IBV_SEND_INLINE && fabric::send_flag::kSignaled == IBV_SEND_SIGNALED &&
+              fabric::send_flag::kSolicited == IBV_SEND_SOLICITED && fabric::send_flag::kFence == IBV_SEND_FENCE);
+static_assert(fabric::wc_status::kRemAccessErr == IBV_WC_REM_ACCESS_ERR &&
+              fabric::wc_status::kWrFlushErr == IBV_WC_WR_FLUSH_ERR &&
+              fabric::wc_status::kRnrRetryExcErr == IBV_WC_RNR_RETRY_EXC_ERR);
+static_assert(fabric::wc_opcode::kRecvRdmaWithImm == IBV_WC_RECV_RDMA_WITH_IMM &&
+              fabric::wc_opcode::kFetchAdd == IBV_WC_FETCH_ADD && fabric::wc_flag::kWithInv == IBV_WC_WITH_INV &&
+              fabric::wc_flag::kWithImm == IBV_WC_WITH_IMM && fabric::wc_flag::kGrh == IBV_WC_GRH);
 
 namespace {
 
@@ -153,16 +179,134 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   sim::Simulator& sim_;
 };
 
+
+// Moves the receive WQEs a client posted in `rings`' receive ring (depth,
+// slot size and SGE limit as the engine sized them) into the model through
+// `post` (a post_recv); `taken` is the engine's count. 0: nothing posted,
+// 1: work done, -1: the ring holds what no library writes.
+template <class Post>
+int take_receive_ring(QpRings* rings, uint32_t& taken, uint32_t sq_depth, uint32_t sq_slot, uint32_t depth,
+                      uint32_t slot, uint32_t max_sge, std::vector<fabric::Sge>& sges, Post post) {
+  const uint32_t posted = rings->rq_posted.value.load(std::memory_order_acquire);
+  if (posted == taken) return 0;
+  if (posted - taken > depth) return -1;
+  while (taken != posted) {
+    const uint8_t* s = rings->recv_slot(taken, sq_depth, sq_slot, depth, slot);
+    RecvWqe w;
+    std::memcpy(&w, s, sizeof w);
+    if (w.num_sge > max_sge || sizeof w + std::size_t{w.num_sge} * sizeof(RingSge) > slot) return -1;
+    for (uint32_t i = 0; i < w.num_sge; ++i) {
+      RingSge r;
+      std::memcpy(&r, s + sizeof w + i * sizeof(RingSge), sizeof r);
+      sges[i] = {r.addr, r.length, r.lkey};
+    }
+    fabric::RecvWr r;
+    r.wr_id = w.wr_id;
+    r.num_sge = w.num_sge;
+    r.sge = sges.data();
+    const int e = post(r);
+    if (e == ENOMEM) break;  // more than the client may have outstanding: taken when room is made
+    if (e != 0) return -1;
+    rings->rq_taken.value.store(++taken, std::memory_order_release);
+  }
+  return 1;
+}
+
+// A shared receive queue: the model's SRQ, fed from the client's ring.
+class VerbsService::SharedRq final : public fabric::QpEndpoint {
+ public:
+  SharedRq(VerbsContext& ctx, SharedMemory mem, const CreateSrq& req)
+      : ctx_(ctx), mem_(std::move(mem)), rings_(mem_.as<QpRings>()), req_(req), sges_(req.max_sge) {}
+  uint32_t create();
+  uint32_t srqn() const { return srqn_; }
+  bool run();
+  const VerbsContext& context() const { return ctx_; }
+  void on_send_completion(const fabric::WorkCompletion&) override {}
+  void on_recv_completion(const fabric::WorkCompletion&) override {}
+  void on_qp_event(uint8_t event) override;
+
+ private:
+  VerbsContext& ctx_;
+  SharedMemory mem_;
+  QpRings* rings_;
+  CreateSrq req_;
+  uint32_t srqn_ = 0;
+  uint32_t taken_ = 0;
+  bool broken_ = false;  // its ring held what no library writes: it takes no more
+  std::vector<fabric::Sge> sges_;
+};
+
+// An RC or UC QP: a connected QP of the HCA model. The engine moves the
+// client's posted WQEs from the rings into the model's queues (SGEs and
+// inline bytes are copied there; the data is read from the application's
+// memory when the packets are built) and the model's completions into the
+// CQ rings.
+class VerbsService::ConnectedQp final : public fabric::QpEndpoint {
+ public:
+  ConnectedQp(VerbsContext& ctx, SharedMemory mem, const CreateQp& req, Cq* scq, Cq* rcq)
+      : ctx_(ctx), mem_(std::move(mem)), rings_(mem_.as<QpRings>()), req_(req), scq_(scq), rcq_(rcq),
+        wr_ids_(req.sq_depth), sges_(std::max(req.max_send_sge, req.max_recv_sge)) {
+    rings_->state.value.store(IBV_QPS_RESET, std::memory_order_release);
+  }
+  // The model's QP; 0 if it refused (no such PD).
+  uint32_t create();
+  uint32_t qpn() const { return qpn_; }
+  Cq* send_cq() const { return scq_; }
+  Cq* recv_cq() const { return rcq_; }
+  int modify(const ModifyQp& m);
+  bool run(uint64_t limit = UINT64_MAX);
+  bool posted() const { return rings_->sq_head.value.load(std::memory_order_acquire) != sq_tail_; }
+  void set_stamped(bool on) { rings_->stamped.value.store(on ? 1 : 0, std::memory_order_release); }
+  const VerbsContext& context() const { return ctx_; }
+
+  void on_send_completion(const fabric::WorkCompletion& wc) override;
+  void on_recv_completion(const fabric::WorkCompletion& wc) override;
+  void on_qp_event(uint8_t event) override;
+
+ private:
+  // The SGEs after a WQE header in `slot`, copied out (the client may
+  // rewrite its shared memory at any time); false if they do not fit.
+  bool copy_sges(const uint8_t* slot, std::size_t header, uint32_t n, uint32_t max, uint32_t slot_size);
+  bool take_receives();
+  bool take_sends(uint64_t limit);
+  // A ring the client wrote what no library writes: the QP goes to error.
+  void fatal();
+  void sync_state();
+  Cqe completion(const fabric::WorkCompletion& wc) const;
+
+  VerbsContext& ctx_;
+  SharedMemory mem_;
+  QpRings* rings_;
+  CreateQp req_;
+  Cq* scq_;
+  Cq* rcq_;
+  uint32_t qpn_ = 0;
+  uint32_t sq_tail_ = 0;
+  uint32_t rq_taken_ = 0;
+  std::vector<uint64_t> wr_ids_;     // by send ring counter: the application's wr_id
+  std::vector<fabric::Sge> sges_;    // one WQE's SGEs on their way to the model
+  std::vector<uint8_t> inline_;      // one WQE's inline bytes on their way
+};
+
 class VerbsContext final : public fabric::PortEventListener {
  public:
-  VerbsContext(VerbsService& service, fabric::Hca& hca, int async_fd)
-      : service_(service), hca_(hca), async_fd_(async_fd) {
+  VerbsContext(VerbsService& service, fabric::Hca& hca, int async_fd, pid_t pid)
+      : service_(service), hca_(hca), async_fd_(async_fd),
+        memory_(hca, pid, [&service](const std::string& why) { service.log(why); }) {
     hca_.add_listener(this);
   }
   ~VerbsContext() override {
     for (auto& [qpn, qp] : qps_) {
       hca_.destroy_qp(qpn);
       std::erase(service_.qps_, qp.get());
+    }
+    for (auto& [qpn, qp] : connected_) {
+      hca_.destroy_qp(qpn);
+      std::erase(service_.connected_, qp.get());
+    }
+    for (auto& [h, srq] : srqs_) {
+      (void)hca_.destroy_srq(srq->srqn());
+      std::erase(service_.srqs_, srq.get());
     }
     hca_.remove_listener(this);
     if (async_fd_ >= 0) ::close(async_fd_);
@@ -185,10 +329,14 @@ class VerbsContext final : public fabric::PortEventListener {
   bool run_rings(uint64_t limit) {
     bool work = false;
     for (auto& [qpn, qp] : qps_) work |= qp->run(limit);
+    for (auto& [h, srq] : srqs_) work |= srq->run();
+    for (auto& [qpn, qp] : connected_) work |= qp->run(limit);
     return work;
   }
   bool posted() const {
     for (const auto& [qpn, qp] : qps_)
+      if (qp->posted()) return true;
+    for (const auto& [qpn, qp] : connected_)
       if (qp->posted()) return true;
     return false;
   }
@@ -196,6 +344,7 @@ class VerbsContext final : public fabric::PortEventListener {
   void set_ordered_by_caller(bool on) {
     ordered_by_caller_ = on;
     for (auto& [qpn, qp] : qps_) qp->set_stamped(on);
+    for (auto& [qpn, qp] : connected_) qp->set_stamped(on);
   }
   fabric::Hca& hca() { return hca_; }
   VerbsService& service() { return service_; }
@@ -204,6 +353,8 @@ class VerbsContext final : public fabric::PortEventListener {
   int64_t create_channel(ReceivedFds& fds);
   int64_t create_cq(const CreateCq& req, ReceivedFds& fds);
   int64_t create_qp(const CreateQp& req, ReceivedFds& fds);
+  int64_t create_connected_qp(const CreateQp& req, ReceivedFds& fds, VerbsService::Cq* scq,
+                              VerbsService::Cq* rcq);
   int64_t modify_qp(const ModifyQp& req);
   int64_t destroy(MsgType type, uint32_t handle);
   int64_t mcast(MsgType type, const McastRequest& req);
@@ -218,9 +369,15 @@ class VerbsContext final : public fabric::PortEventListener {
   int async_fd_;
   bool ordered_by_caller_ = false;  // its rings are taken in program order by the engine (a MAD port is open)
   uint32_t next_handle_ = 1;
+  VerbsMemory memory_;  // before the QPs, which go first
   std::map<uint32_t, std::unique_ptr<Channel>> channels_;
   std::map<uint32_t, std::unique_ptr<VerbsService::Cq>> cqs_;
   std::map<uint32_t, std::unique_ptr<VerbsService::Qp>> qps_;  // by QP number
+  std::map<uint32_t, std::unique_ptr<VerbsService::ConnectedQp>> connected_;  // by QP number
+  std::map<uint32_t, std::unique_ptr<VerbsService::SharedRq>> srqs_;  // by handle
+  int64_t create_srq(const CreateSrq& req, ReceivedFds& fds);
+  int64_t modify_srq(const ModifySrq& req);
+  int64_t destroy_srq(uint32_t handle);
 };
 
 // --- Cq ---
@@ -443,6 +600,211 @@ bool VerbsService::Qp::place_held() {
   return true;
 }
 
+// --- ConnectedQp ---
+
+uint32_t VerbsService::ConnectedQp::create() {
+  fabric::QpCaps caps;
+  caps.max_send_wr = req_.sq_depth;
+  caps.max_recv_wr = req_.rq_depth;
+  caps.max_send_sge = req_.max_send_sge;
+  caps.max_recv_sge = req_.max_recv_sge;
+  caps.max_inline_data = req_.max_inline_data;
+  const fabric::Transport t = req_.qp_type == IBV_QPT_RC ? fabric::Transport::kRc : fabric::Transport::kUc;
+  qpn_ = ctx_.hca().create_connected_qp(t, req_.pd, caps, req_.srq, this, req_.sq_sig_all != 0);
+  return qpn_;
+}
+
+int VerbsService::ConnectedQp::modify(const ModifyQp& m) {
+  fabric::QpAttr a;
+  a.state = static_cast<fabric::QpState>(m.state);
+  a.access = m.access;
+  a.pkey_index = m.pkey_index;
+  a.port = m.port;
+  a.path.dlid = m.dlid;
+  a.path.sl = m.sl;
+  a.path.src_path_bits = m.src_path_bits;
+  a.path.global = m.is_global != 0;
+  std::memcpy(a.path.dgid.data(), m.dgid, 16);
+  a.path.sgid_index = m.sgid_index;
+  a.path.hop_limit = m.hop_limit;
+  a.path.traffic_class = m.traffic_class;
+  a.path.flow_label = m.flow_label;
+  a.path_mtu = m.path_mtu;
+  a.timeout = m.timeout;
+  a.retry_cnt = m.retry_cnt;
+  a.rnr_retry = m.rnr_retry;
+  a.rq_psn = m.rq_psn;
+  a.max_rd_atomic = m.max_rd_atomic;
+  a.min_rnr_timer = m.min_rnr_timer;
+  a.sq_psn = m.sq_psn;
+  a.max_dest_rd_atomic = m.max_dest_rd_atomic;
+  a.dest_qp_num = m.dest_qp_num;
+  if (m.state > IBV_QPS_ERR || ((m.mask & IBV_QP_PATH_MTU) && (m.path_mtu < IBV_MTU_256 || m.path_mtu > IBV_MTU_4096)))
+    return EINVAL;
+  if (const int e = ctx_.hca().modify_qp(qpn_, a, m.mask | fabric::qp_mask::kState)) return e;
+  if (m.state == IBV_QPS_RESET) {  // the rings start again, as the client's side does
+    sq_tail_ = rq_taken_ = 0;
+    rings_->sq_tail.value.store(0, std::memory_order_release);
+    rings_->rq_taken.value.store(0, std::memory_order_release);
+  }
+  sync_state();
+  return 0;
+}
+
+void VerbsService::ConnectedQp::sync_state() {
+  rings_->state.value.store(static_cast<uint32_t>(ctx_.hca().qp_state(qpn_)), std::memory_order_release);
+}
+
+void VerbsService::ConnectedQp::fatal() {
+  fabric::QpAttr a;
+  a.state = fabric::QpState::kError;
+  (void)ctx_.hca().modify_qp(qpn_, a, fabric::qp_mask::kState);
+  sync_state();
+  ctx_.object_event(IBV_EVENT_QP_FATAL, req_.user_handle);
+}
+
+bool VerbsService::ConnectedQp::copy_sges(const uint8_t* slot, std::size_t header, uint32_t n, uint32_t max,
+                                          uint32_t slot_size) {
+  if (n > max || header + std::size_t{n} * sizeof(RingSge) > slot_size) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    RingSge r;
+    std::memcpy(&r, slot + header + i * sizeof(RingSge), sizeof r);
+    sges_[i] = {r.addr, r.length, r.lkey};
+  }
+  return true;
+}
+
+bool VerbsService::ConnectedQp::take_receives() {
+  if (req_.srq != 0) return false;  // its receives come from the SRQ's ring
+  const int r = take_receive_ring(rings_, rq_taken_, req_.sq_depth, req_.sq_slot, req_.rq_depth, req_.rq_slot,
+                                  req_.max_recv_sge, sges_,
+                                  [this](const fabric::RecvWr& w) { return ctx_.hca().post_recv(qpn_, w); });
+  if (r < 0) fatal();
+  return r != 0;
+}
+
+bool VerbsService::ConnectedQp::take_sends(uint64_t limit) {
+  const uint32_t head = rings_->sq_head.value.load(std::memory_order_acquire);
+  if (head == sq_tail_) return false;
+  if (head - sq_tail_ > req_.sq_depth) {
+    fatal();
+    return true;
+  }
+  while (sq_tail_ != head) {
+    const uint8_t* slot = rings_->send_slot(sq_tail_, req_.sq_depth, req_.sq_slot);
+    ConnectedWqe w;
+    std::memcpy(&w, slot, sizeof w);
+    if (w.stamp >= limit) break;
+    fabric::SendWr wr;
+    wr.wr_id = sq_tail_;  // the completion names the ring entry; the application's wr_id is kept here
+    wr.opcode = w.opcode;
+    wr.flags = w.send_flags;
+    wr.imm_data = w.imm_data;
+    wr.invalidate_rkey = be32toh(w.imm_data);
+    wr.remote_addr = w.remote_addr;
+    wr.rkey = w.rkey;
+    wr.compare_add = w.compare_add;
+    wr.swap = w.swap;
+    bool fits = true;
+    if (w.send_flags & IBV_SEND_INLINE) {
+      fits = w.inline_length <= req_.max_inline_data && sizeof w + w.inline_length <= req_.sq_slot;
+      if (fits) {
+        inline_.assign(slot + sizeof w, slot + sizeof w + w.inline_length);
+        wr.inline_data = inline_;
+      }
+    } else {
+      fits = copy_sges(slot, sizeof w, w.num_sge, req_.max_send_sge, req_.sq_slot);
+      wr.num_sge = w.num_sge;
+      wr.sge = sges_.data();
+    }
+    if (!fits) {
+      fatal();
+      return true;
+    }
+    wr_ids_[sq_tail_ & (req_.sq_depth - 1)] = w.wr_id;
+    const int e = ctx_.hca().post_send(qpn_, wr);
+    if (e == ENOMEM) break;
+    if (e != 0) {  // what the library refuses at the call
+      fatal();
+      return true;
+    }
+    rings_->sq_tail.value.store(++sq_tail_, std::memory_order_release);
+  }
+  return true;
+}
+
+bool VerbsService::ConnectedQp::run(uint64_t limit) {
+  if (ctx_.hca().qp_state(qpn_) == fabric::QpState::kReset) return false;
+  bool work = take_receives();
+  work |= take_sends(limit);
+  return work;
+}
+
+Cqe VerbsService::ConnectedQp::completion(const fabric::WorkCompletion& wc) const {
+  Cqe c;
+  c.flags = Cqe::kConnected;
+  c.qp_handle = req_.user_handle;
+  c.qp_num = qpn_;
+  c.status = wc.status;
+  c.opcode = wc.opcode;
+  c.byte_len = wc.byte_len;
+  c.vendor_err = static_cast<uint16_t>(wc.vendor_err);
+  return c;
+}
+
+void VerbsService::ConnectedQp::on_send_completion(const fabric::WorkCompletion& wc) {
+  Cqe c = completion(wc);
+  const auto index = static_cast<uint32_t>(wc.wr_id);
+  c.wr_id = wr_ids_[index & (req_.sq_depth - 1)];
+  c.wqe_index = index + 1;
+  scq_->push(c, false);
+  if (wc.status != IBV_WC_SUCCESS) sync_state();
+}
+
+void VerbsService::ConnectedQp::on_recv_completion(const fabric::WorkCompletion& wc) {
+  Cqe c = completion(wc);
+  c.flags |= Cqe::kReceive;
+  c.wr_id = wc.wr_id;
+  c.src_qp = wc.src_qp;
+  c.slid = wc.slid;
+  c.sl = wc.sl;
+  c.pkey_index = wc.pkey_index;
+  c.dlid_path_bits = wc.dlid_path_bits;
+  c.imm_data = wc.imm_data;
+  if (wc.wc_flags & fabric::wc_flag::kGrh) c.flags |= Cqe::kGrh;
+  if (wc.wc_flags & fabric::wc_flag::kWithImm) c.flags |= Cqe::kImmediate;
+  if (wc.wc_flags & fabric::wc_flag::kWithInv) c.flags |= Cqe::kInvalidate;
+  rcq_->push(c, false);
+  if (wc.status != IBV_WC_SUCCESS) sync_state();
+}
+
+void VerbsService::ConnectedQp::on_qp_event(uint8_t event) {
+  sync_state();
+  ctx_.object_event(static_cast<ibv_event_type>(event), req_.user_handle);
+}
+
+// --- SharedRq ---
+
+uint32_t VerbsService::SharedRq::create() {
+  srqn_ = ctx_.hca().create_srq(req_.pd, req_.depth, req_.max_sge, this);
+  return srqn_;
+}
+
+bool VerbsService::SharedRq::run() {
+  if (broken_) return false;
+  const int r = take_receive_ring(rings_, taken_, 0, 0, req_.depth, req_.slot, req_.max_sge, sges_,
+                                  [this](const fabric::RecvWr& w) { return ctx_.hca().post_srq_recv(srqn_, w); });
+  if (r < 0) {
+    broken_ = true;
+    ctx_.object_event(IBV_EVENT_SRQ_ERR, req_.user_handle);
+  }
+  return r != 0;
+}
+
+void VerbsService::SharedRq::on_qp_event(uint8_t event) {
+  ctx_.object_event(static_cast<ibv_event_type>(event), req_.user_handle);
+}
+
 // --- VerbsContext ---
 
 int64_t VerbsContext::handle(MsgType type, std::span<const uint8_t> msg, ReceivedFds& fds) {
@@ -467,6 +829,36 @@ int64_t VerbsContext::handle(MsgType type, std::span<const uint8_t> msg, Receive
     case MsgType::AttachMcast:
     case MsgType::DetachMcast:
       if (auto r = body_as<McastRequest>(msg, type)) return mcast(type, *r);
+      break;
+    case MsgType::AllocPd:
+      if (body_as<AllocPd>(msg, type)) return memory_.alloc_pd();
+      break;
+    case MsgType::DeallocPd:
+      if (auto r = body_as<DestroyObject>(msg, type)) return memory_.dealloc_pd(r->handle);
+      break;
+    case MsgType::RegMr:
+      if (auto r = body_as<RegMr>(msg, type)) return memory_.reg_mr(*r);
+      break;
+    case MsgType::ReregMr:
+      if (auto r = body_as<ReregMr>(msg, type)) return memory_.rereg_mr(*r);
+      break;
+    case MsgType::DeregMr:
+      if (auto r = body_as<DestroyObject>(msg, type)) return memory_.dereg_mr(r->handle);
+      break;
+    case MsgType::AllocMw:
+      if (auto r = body_as<AllocMw>(msg, type)) return memory_.alloc_mw(*r);
+      break;
+    case MsgType::DeallocMw:
+      if (auto r = body_as<DestroyObject>(msg, type)) return memory_.dealloc_mw(r->handle);
+      break;
+    case MsgType::CreateSrq:
+      if (auto r = body_as<CreateSrq>(msg, type)) return create_srq(*r, fds);
+      break;
+    case MsgType::ModifySrq:
+      if (auto r = body_as<ModifySrq>(msg, type)) return modify_srq(*r);
+      break;
+    case MsgType::DestroySrq:
+      if (auto r = body_as<DestroyObject>(msg, type)) return destroy_srq(r->handle);
       break;
     default:
       break;
@@ -498,6 +890,7 @@ int64_t VerbsContext::create_cq(const CreateCq& req, ReceivedFds& fds) {
 int64_t VerbsContext::create_qp(const CreateQp& req, ReceivedFds& fds) {
   VerbsService::Cq* scq = find(cqs_, req.send_cq);
   VerbsService::Cq* rcq = find(cqs_, req.recv_cq);
+  if (req.qp_type == IBV_QPT_RC || req.qp_type == IBV_QPT_UC) return create_connected_qp(req, fds, scq, rcq);
   const auto good_depth = [](uint32_t d) { return d > 0 && d <= rings::kMaxDepth && rings::ring_depth(d) == d; };
   if (!scq || !rcq || fds.count != 1 || !good_depth(req.sq_depth) || !good_depth(req.rq_depth) ||
       req.sq_slot < sizeof(SendWqe) || req.sq_slot > sizeof(SendWqe) + rings::kMaxUdPayload ||
@@ -517,7 +910,73 @@ int64_t VerbsContext::create_qp(const CreateQp& req, ReceivedFds& fds) {
   return qpn;
 }
 
+int64_t VerbsContext::create_connected_qp(const CreateQp& req, ReceivedFds& fds, VerbsService::Cq* scq,
+                                          VerbsService::Cq* rcq) {
+  const auto good_depth = [](uint32_t d) { return d > 0 && d <= rings::kMaxDepth && rings::ring_depth(d) == d; };
+  // The slots hold a WQE and what the QP's limits let follow it.
+  const uint64_t sq_need = sizeof(ConnectedWqe) + std::max<uint64_t>(uint64_t{req.max_send_sge} * sizeof(RingSge),
+                                                                      req.max_inline_data);
+  const uint64_t rq_need = sizeof(RecvWqe) + uint64_t{req.max_recv_sge} * sizeof(RingSge);
+  constexpr uint32_t kMaxSlot = sizeof(SendWqe) + rings::kMaxUdPayload;
+  if (!scq || !rcq || fds.count != 1 || !good_depth(req.sq_depth) || !good_depth(req.rq_depth) ||
+      !memory_.has_pd(req.pd) || req.max_send_sge > 64 || req.max_recv_sge > 64 || req.max_inline_data > 2048 ||
+      (req.srq != 0 && !find(srqs_, req.srq)) ||
+      req.sq_slot < sq_need || req.sq_slot > kMaxSlot || req.rq_slot < rq_need || req.rq_slot > kMaxSlot)
+    return -EINVAL;
+  SharedMemory mem;
+  if (const int e = mem.map(fds.take(0), QpRings::bytes(req.sq_depth, req.sq_slot, req.rq_depth, req.rq_slot)))
+    return e;
+  CreateQp model = req;
+  if (req.srq != 0) model.srq = find(srqs_, req.srq)->srqn();
+  auto qp = std::make_unique<VerbsService::ConnectedQp>(*this, std::move(mem), model, scq, rcq);
+  const uint32_t qpn = qp->create();
+  if (qpn == 0) return -EINVAL;
+  qp->set_stamped(ordered_by_caller_);
+  scq->users++;
+  rcq->users++;
+  service_.connected_.push_back(qp.get());
+  connected_.emplace(qpn, std::move(qp));
+  return qpn;
+}
+
+int64_t VerbsContext::create_srq(const CreateSrq& req, ReceivedFds& fds) {
+  const bool good_depth = req.depth > 0 && req.depth <= rings::kMaxDepth && rings::ring_depth(req.depth) == req.depth;
+  if (fds.count != 1 || !good_depth || !memory_.has_pd(req.pd) || req.max_sge > 64 ||
+      req.slot < sizeof(RecvWqe) + std::size_t{req.max_sge} * sizeof(RingSge) ||
+      req.slot > sizeof(SendWqe) + rings::kMaxUdPayload)
+    return -EINVAL;
+  SharedMemory mem;
+  if (const int e = mem.map(fds.take(0), QpRings::bytes(0, 0, req.depth, req.slot))) return e;
+  auto srq = std::make_unique<VerbsService::SharedRq>(*this, std::move(mem), req);
+  if (srq->create() == 0) return -EINVAL;
+  const uint32_t h = next_handle_++;
+  service_.srqs_.push_back(srq.get());
+  srqs_.emplace(h, std::move(srq));
+  return h;
+}
+
+int64_t VerbsContext::modify_srq(const ModifySrq& req) {
+  VerbsService::SharedRq* srq = find(srqs_, req.srq);
+  return srq ? -hca_.arm_srq_limit(srq->srqn(), req.limit) : -EINVAL;
+}
+
+int64_t VerbsContext::destroy_srq(uint32_t handle) {
+  auto it = srqs_.find(handle);
+  if (it == srqs_.end()) return -EINVAL;
+  if (const int e = hca_.destroy_srq(it->second->srqn())) return -e;
+  std::erase(service_.srqs_, it->second.get());
+  srqs_.erase(it);
+  return 0;
+}
+
 int64_t VerbsContext::modify_qp(const ModifyQp& req) {
+  if (VerbsService::ConnectedQp* cqp = find(connected_, req.qp_num)) {
+    if (req.set_pkey_index || (req.mask & IBV_QP_PKEY_INDEX)) {
+      const uint8_t port = (req.mask & IBV_QP_PORT) ? req.port : hca_.qp_port(cqp->qpn());
+      if (port >= 1 && port <= hca_.num_ports() && req.pkey_index >= hca_.port(port).pkeys.size()) return -EINVAL;
+    }
+    return -cqp->modify(req);
+  }
   VerbsService::Qp* qp = find(qps_, req.qp_num);
   if (!qp || req.state > IBV_QPS_ERR) return -EINVAL;
   if (req.set_port && (req.port < 1 || req.port > hca_.num_ports())) return -EINVAL;
@@ -533,6 +992,14 @@ int64_t VerbsContext::modify_qp(const ModifyQp& req) {
 
 int64_t VerbsContext::destroy(MsgType type, uint32_t handle) {
   if (type == MsgType::DestroyQp) {
+    if (auto c = connected_.find(handle); c != connected_.end()) {
+      hca_.destroy_qp(handle);
+      c->second->send_cq()->users--;
+      c->second->recv_cq()->users--;
+      std::erase(service_.connected_, c->second.get());
+      connected_.erase(c);
+      return 0;
+    }
     auto it = qps_.find(handle);
     if (it == qps_.end()) return -EINVAL;
     hca_.destroy_qp(handle);
@@ -578,8 +1045,8 @@ VerbsService::~VerbsService() {
   if (doorbell_ >= 0) ::close(doorbell_);
 }
 
-VerbsContext* VerbsService::open(fabric::Hca& hca, int async_fd) {
-  contexts_.push_back(std::make_unique<VerbsContext>(*this, hca, async_fd));
+VerbsContext* VerbsService::open(fabric::Hca& hca, int async_fd, pid_t pid) {
+  contexts_.push_back(std::make_unique<VerbsContext>(*this, hca, async_fd, pid));
   return contexts_.back().get();
 }
 
@@ -601,6 +1068,9 @@ uint64_t VerbsService::late_drops(const fabric::Hca& hca) const {
 bool VerbsService::run_rings() {
   bool work = false;
   for (Qp* qp : qps_) work |= qp->context().ordered_by_caller() ? qp->posted() : qp->run();
+  for (ConnectedQp* qp : connected_) work |= qp->context().ordered_by_caller() ? qp->posted() : qp->run();
+  for (SharedRq* srq : srqs_)
+    if (!srq->context().ordered_by_caller()) work |= srq->run();
   return work;
 }
 

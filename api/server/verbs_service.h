@@ -1,19 +1,25 @@
 #pragma once
 // The engine's side of libibverbs: the objects each verbs connection
-// created (completion channels, CQs, UD QPs; verbs_protocol.h) and the
-// shared-memory data path (verbs_rings.h). A QP is a fabric UD QP on the
-// connection's HCA whose endpoint fills the client's receive ring; posted
-// sends are taken from the client's send ring by run_rings().
+// created (completion channels, CQs, QPs, PDs, MRs and windows;
+// verbs_protocol.h) and the shared-memory data path (verbs_rings.h). A UD
+// QP is a fabric UD QP on the connection's HCA whose endpoint fills the
+// client's receive ring; an RC or UC QP is a connected QP of the HCA model,
+// whose DMA reaches the client's registered memory (verbs_memory.h). Posted
+// work is taken from the client's rings by run_rings().
 //
 // What the hardware would report is reported the same way: completions
 // with an error status (and the QP in the error state, its outstanding
 // work flushed), a CQ overrun as IBV_EVENT_CQ_ERR, port changes as async
 // events. A client's shared memory is never trusted: indices and lengths
 // are checked against what the engine itself sized.
+#include <unistd.h>
+
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -33,9 +39,10 @@ class VerbsService {
   VerbsService(const VerbsService&) = delete;
   VerbsService& operator=(const VerbsService&) = delete;
 
-  // A context for a verbs connection on `hca`; async events go to
-  // `async_fd` (owned from now on).
-  VerbsContext* open(fabric::Hca& hca, int async_fd);
+  // A context for a verbs connection on `hca` from process `pid` (whose
+  // memory its registrations name: the pid the kernel reported for the
+  // connection); async events go to `async_fd` (owned from now on).
+  VerbsContext* open(fabric::Hca& hca, int async_fd, pid_t pid = ::getpid());
   // Releases everything the context created: QPs destroyed (and so
   // detached from their groups), CQs and channels closed.
   void close(VerbsContext* context);
@@ -66,7 +73,13 @@ class VerbsService {
   bool prepare_to_sleep();
   // After waiting: awake, doorbell drained.
   void woke();
-  bool has_qps() const { return !qps_.empty(); }
+  bool has_qps() const { return !qps_.empty() || !connected_.empty() || !srqs_.empty(); }
+  // Where the service says what it refused a client and why (ibfab
+  // serve's log); nothing is said until it is set.
+  void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
+  void log(const std::string& text) const {
+    if (log_) log_(text);
+  }
 
   // How long a UD message that finds no receive posted waits for one (wall
   // time) before it is dropped; 0: dropped at once, as hardware does. The
@@ -79,6 +92,8 @@ class VerbsService {
   uint64_t late_drops(const fabric::Hca& hca) const;
 
   class Qp;
+  class ConnectedQp;
+  class SharedRq;
   class Cq;
 
  private:
@@ -87,7 +102,10 @@ class VerbsService {
   int64_t rx_grace_ns_ = 0;
   std::unordered_map<const fabric::Hca*, uint64_t> late_drops_;
   std::vector<std::unique_ptr<VerbsContext>> contexts_;
-  std::vector<Qp*> qps_;  // every context's QPs, scanned by run_rings()
+  std::vector<Qp*> qps_;  // every context's UD QPs, scanned by run_rings()
+  std::vector<ConnectedQp*> connected_;  // every context's RC and UC QPs, likewise
+  std::vector<SharedRq*> srqs_;          // every context's SRQs, likewise
+  std::function<void(const std::string&)> log_;
   friend class VerbsContext;
 };
 

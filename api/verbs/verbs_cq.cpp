@@ -61,6 +61,27 @@ void fill_wc(const Cqe& e, ibv_wc& wc) {
   Qp& qp = *reinterpret_cast<Qp*>(e.qp_handle);
   wc.qp_num = e.qp_num;
   wc.status = static_cast<ibv_wc_status>(e.status);
+  if (e.flags & Cqe::kConnected) {  // an RC or UC QP's: the data is in place already
+    wc.wr_id = e.wr_id;
+    wc.opcode = static_cast<ibv_wc_opcode>(e.opcode);
+    wc.byte_len = e.byte_len;
+    wc.vendor_err = e.vendor_err;
+    if (!(e.flags & Cqe::kReceive)) {
+      qp.sq_done.store(e.wqe_index, std::memory_order_release);
+      return;
+    }
+    wc.src_qp = e.src_qp;
+    wc.slid = e.slid;
+    wc.sl = e.sl;
+    wc.dlid_path_bits = e.dlid_path_bits;
+    wc.pkey_index = e.pkey_index;
+    if (e.flags & Cqe::kGrh) wc.wc_flags |= IBV_WC_GRH;
+    if (e.flags & Cqe::kImmediate) wc.wc_flags |= IBV_WC_WITH_IMM;
+    if (e.flags & Cqe::kInvalidate) wc.wc_flags |= IBV_WC_WITH_INV;
+    if (e.flags & (Cqe::kImmediate | Cqe::kInvalidate)) wc.imm_data = e.imm_data;
+    (qp.srq ? qp.srq->done : qp.rq_done).fetch_add(1, std::memory_order_release);
+    return;
+  }
   if (!(e.flags & Cqe::kReceive)) {
     wc.wr_id = e.wr_id;
     wc.opcode = IBV_WC_SEND;

@@ -160,6 +160,10 @@ IBFAB_VERBS_EXPORT int ibv_get_async_event(ibv_context* context, ibv_async_event
     case IBV_EVENT_QP_LAST_WQE_REACHED:
       event->element.qp = reinterpret_cast<ibv_qp*>(e.user_handle);
       break;
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+      event->element.srq = reinterpret_cast<ibv_srq*>(e.user_handle);  // the Srq, whose first member it is
+      break;
     default:
       event->element.port_num = static_cast<int>(e.port);
       break;

@@ -25,6 +25,7 @@ inline constexpr uint32_t kMaxQpWr = api::rings::kMaxDepth;
 inline constexpr uint32_t kMaxCqe = api::rings::kMaxDepth;
 inline constexpr uint32_t kMaxSge = 32;
 inline constexpr uint32_t kMaxInline = 512;
+inline constexpr uint32_t kMaxRdAtomic = 16;  // max_qp_rd_atom, max_qp_init_rd_atom
 inline constexpr uint32_t kMaxMcastGroups = 2048;       // fabric::Hca::kMaxMcastGroups
 inline constexpr uint32_t kMaxQpsPerMcastGroup = 240;   // fabric::Hca::kMaxQpsPerMcastGroup
 inline constexpr uint32_t kVendorId = 0x02C9;           // the OUI of the node GUIDs (NodeInfo.VendorID)
@@ -43,13 +44,15 @@ struct Device {
 struct Context;
 
 struct Pd {
-  ibv_pd pd{};
+  ibv_pd pd{};  // pd.handle: the engine's PD
 };
 
+// An MR as the engine registered it (its keys are the HCA's); the client
+// keeps this copy to check the SGEs of UD sends and receives.
 struct Mr {
   ibv_mr mr{};
   int access = 0;
-  bool live = false;
+  uint64_t iova = 0;
 };
 
 struct Ah {
@@ -81,6 +84,20 @@ struct RecvWr {
   ibv_sge sge[kMaxSge];
 };
 
+// A shared receive queue (RC and UC QPs): its WQEs go through a ring to the
+// engine's SRQ as a QP's receives do.
+struct Srq {
+  ibv_srq srq{};  // first; srq.handle: the engine's
+  api::SharedMemory mem;
+  api::rings::QpRings* rings = nullptr;  // the receive ring only
+  uint32_t depth = 0, slot = 0, max_sge = 0;
+  std::mutex mu;
+  uint32_t posted = 0;
+  std::atomic<uint32_t> done{0};  // WQEs completed, as polled
+  uint32_t limit = 0;             // as last armed
+  static Srq* from(ibv_srq* s) { return reinterpret_cast<Srq*>(s); }
+};
+
 struct Qp {
   ibv_qp_ex qpx{};  // first; qpx.qp_base is the ibv_qp
   api::SharedMemory mem;
@@ -88,6 +105,7 @@ struct Qp {
   uint32_t sq_depth = 0, sq_slot = 0, rq_depth = 0, rq_slot = 0;
   ibv_qp_cap cap{};
   bool sq_sig_all = false;
+  Srq* srq = nullptr;  // its receives come from this SRQ
   Cq* scq = nullptr;
   Cq* rcq = nullptr;
   // The attributes query_qp reports, as last set.
@@ -95,6 +113,9 @@ struct Qp {
   // Send side, under sq_mu.
   std::mutex sq_mu;
   uint32_t sq_head = 0;
+  // RC and UC: send WQEs retired, as the polled completions say (a
+  // completion retires its WQE and the unsignaled ones before it).
+  std::atomic<uint32_t> sq_done{0};
   // Receive side: posted WRs (under rq_mu), completed ones (by the CQ poller).
   std::mutex rq_mu;
   uint32_t rq_posted = 0;
@@ -102,6 +123,7 @@ struct Qp {
   std::vector<RecvWr> rwr;
   ibv_qp* qp() { return &qpx.qp_base; }
   static Qp* from(ibv_qp* q) { return reinterpret_cast<Qp*>(q); }
+  bool connected() const { return qpx.qp_base.qp_type == IBV_QPT_RC || qpx.qp_base.qp_type == IBV_QPT_UC; }
   // The state as the engine last set it (ERR after a completion error).
   ibv_qp_state state() const { return static_cast<ibv_qp_state>(rings->state.value.load(std::memory_order_acquire)); }
 };
@@ -110,12 +132,10 @@ struct Context {
   verbs_context vctx{};  // first; the application sees &vctx.context
   Device* device = nullptr;
   client::VerbsLink link;
-  // MRs by index (lkey >> 8); the low byte of a key is a generation, so a
-  // stale key does not match a reused slot.
+  // MRs by the index in their key (lkey >> 8, the engine's table slot);
+  // the low byte is a tag, so a stale key does not match a reused slot.
   std::mutex mr_mu;
   std::vector<Mr*> mrs;
-  std::vector<uint32_t> free_mrs;
-  uint8_t key_generation = 1;
 
   ibv_context* ctx() { return &vctx.context; }
   static Context* from(ibv_context* c) {
@@ -155,6 +175,7 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int query_port_op(ibv_context* context, uint8_t port_num, ibv_port_attr* attr, size_t attr_len);
 int query_device_ex_op(ibv_context* context, const ibv_query_device_ex_input* input, ibv_device_attr_ex* attr,
                        size_t attr_size);

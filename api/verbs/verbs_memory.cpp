@@ -1,8 +1,12 @@
-// Protection domains and memory regions. MRs live in the client only: the
-// library gathers and scatters message data itself, checking every SGE's
-// lkey against them, so the engine never reads the application's memory.
+// Protection domains and memory regions. Both live in the engine's HCA
+// (verbs_protocol.h: AllocPd, RegMr, ...), whose RC and UC QPs read and
+// write the registered memory; the keys are the HCA's. The library keeps a
+// copy of each MR to check the SGEs of UD sends and receives, which it
+// gathers and scatters itself.
 #include <cerrno>
+#include <cstring>
 
+#include "api/client/verbs_protocol.h"
 #include "api/verbs/export.h"
 #include "api/verbs/verbs_internal.h"
 
@@ -19,33 +23,46 @@ constexpr int kKnownAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | 
                              IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING |
                              IBV_ACCESS_OPTIONAL_RANGE;
 
-ibv_mr* register_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned access) {
-  if (!pd || (access & ~static_cast<unsigned>(kKnownAccess))) return fail_null<ibv_mr>(EINVAL);
+// rdma-core's and the kernel's checks of access flags: EINVAL or 0.
+int check_access(unsigned access) {
+  if (access & ~static_cast<unsigned>(kKnownAccess)) return EINVAL;
   // Remote write or atomic access needs local write, as on hardware.
   if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(access & IBV_ACCESS_LOCAL_WRITE))
-    return fail_null<ibv_mr>(EINVAL);
+    return EINVAL;
+  return 0;
+}
+
+// Files `m` under its key's index.
+void track(Context& c, Mr* m) {
+  std::lock_guard lock(c.mr_mu);
+  const uint32_t index = m->mr.lkey >> 8;
+  if (index >= c.mrs.size()) c.mrs.resize(index + 1, nullptr);
+  c.mrs[index] = m;
+}
+
+ibv_mr* register_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned access) {
+  if (!pd) return fail_null<ibv_mr>(EINVAL);
+  if (const int e = check_access(access)) return fail_null<ibv_mr>(e);
   if (!addr && length) return fail_null<ibv_mr>(EINVAL);
   Context& c = *Context::from(pd->context);
+  api::RegMr req;
+  req.addr = reinterpret_cast<uint64_t>(addr);
+  req.length = length;
+  req.iova = iova;
+  req.pd = pd->handle;
+  req.access = access;
+  const int64_t key = c.link.request(api::MsgType::RegMr, &req, sizeof req);
+  if (key < 0) return fail_null<ibv_mr>(static_cast<int>(-key));
   auto* m = new Mr;
-  std::lock_guard lock(c.mr_mu);
-  uint32_t index;
-  if (!c.free_mrs.empty()) {
-    index = c.free_mrs.back();
-    c.free_mrs.pop_back();
-  } else {
-    index = static_cast<uint32_t>(c.mrs.size());
-    c.mrs.push_back(nullptr);
-  }
-  if (++c.key_generation == 0) c.key_generation = 1;
   m->mr.context = pd->context;
   m->mr.pd = pd;
   m->mr.addr = addr;
   m->mr.length = length;
-  m->mr.handle = index;
-  m->mr.lkey = m->mr.rkey = (index << 8) | c.key_generation;
+  m->mr.handle = static_cast<uint32_t>(key);
+  m->mr.lkey = m->mr.rkey = static_cast<uint32_t>(key);
   m->access = static_cast<int>(access);
-  (void)iova;  // the address SGEs name is the virtual address (UD has no remote access)
-  c.mrs[index] = m;
+  m->iova = iova;
+  track(c, m);
   return &m->mr;
 }
 
@@ -53,13 +70,20 @@ ibv_mr* register_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsign
 
 IBFAB_VERBS_EXPORT ibv_pd* ibv_alloc_pd(ibv_context* context) {
   if (!context) return fail_null<ibv_pd>(EINVAL);
+  const api::AllocPd req;
+  const int64_t h = Context::from(context)->link.request(api::MsgType::AllocPd, &req, sizeof req);
+  if (h < 0) return fail_null<ibv_pd>(static_cast<int>(-h));
   auto* p = new Pd;
   p->pd.context = context;
+  p->pd.handle = static_cast<uint32_t>(h);
   return &p->pd;
 }
 
 IBFAB_VERBS_EXPORT int ibv_dealloc_pd(ibv_pd* pd) {
   if (!pd) return fail(EINVAL);
+  const api::DestroyObject req{pd->handle};
+  if (const int64_t e = Context::from(pd->context)->link.request(api::MsgType::DeallocPd, &req, sizeof req))
+    return fail(static_cast<int>(-e));
   delete reinterpret_cast<Pd*>(pd);
   return 0;
 }
@@ -80,11 +104,60 @@ IBFAB_VERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t lengt
 IBFAB_VERBS_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
   if (!mr) return fail(EINVAL);
   Context& c = *Context::from(mr->context);
-  std::lock_guard lock(c.mr_mu);
   const uint32_t index = mr->lkey >> 8;
-  if (index >= c.mrs.size() || c.mrs[index] != reinterpret_cast<Mr*>(mr)) return fail(EINVAL);
-  c.mrs[index] = nullptr;
-  c.free_mrs.push_back(index);
+  {
+    std::lock_guard lock(c.mr_mu);
+    if (index >= c.mrs.size() || c.mrs[index] != reinterpret_cast<Mr*>(mr)) return fail(EINVAL);
+  }
+  const api::DestroyObject req{mr->lkey};
+  if (const int64_t e = c.link.request(api::MsgType::DeregMr, &req, sizeof req)) return fail(static_cast<int>(-e));
+  {
+    std::lock_guard lock(c.mr_mu);
+    c.mrs[index] = nullptr;
+  }
   delete reinterpret_cast<Mr*>(mr);
+  return 0;
+}
+
+// rdma-core's argument checks, each IBV_REREG_MR_ERR_INPUT with errno
+// EINVAL: unknown flags; IBV_REREG_MR_CHANGE_TRANSLATION without addr or
+// length; access given without IBV_REREG_MR_CHANGE_ACCESS. The engine's
+// refusal is IBV_REREG_MR_ERR_CMD with its errno, and the MR stays as it
+// was. The keys do not change.
+IBFAB_VERBS_EXPORT int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, std::size_t length, int access) {
+  const bool bad_flags = (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0;
+  const bool bad_translation = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0 && (addr == nullptr || length == 0);
+  const bool stray_access = access != 0 && (flags & IBV_REREG_MR_CHANGE_ACCESS) == 0;
+  if (!mr || bad_flags || bad_translation || stray_access) {
+    errno = EINVAL;
+    return IBV_REREG_MR_ERR_INPUT;
+  }
+  if (((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != mr->context)) ||
+      ((flags & IBV_REREG_MR_CHANGE_ACCESS) && check_access(static_cast<unsigned>(access)))) {
+    errno = EINVAL;
+    return IBV_REREG_MR_ERR_CMD;
+  }
+  Mr& m = *reinterpret_cast<Mr*>(mr);
+  api::ReregMr req;
+  req.key = mr->lkey;
+  req.flags = static_cast<uint32_t>(flags);
+  req.pd = (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : mr->pd->handle;
+  req.access = static_cast<uint32_t>(access);
+  req.addr = reinterpret_cast<uint64_t>(addr);
+  req.length = length;
+  req.iova = req.addr;
+  Context& c = *Context::from(mr->context);
+  if (const int64_t e = c.link.request(api::MsgType::ReregMr, &req, sizeof req); e < 0) {
+    errno = static_cast<int>(-e);
+    return IBV_REREG_MR_ERR_CMD;
+  }
+  std::lock_guard lock(c.mr_mu);
+  if (flags & IBV_REREG_MR_CHANGE_PD) mr->pd = pd;
+  if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+    mr->addr = addr;
+    mr->length = length;
+    m.iova = req.iova;
+  }
+  if (flags & IBV_REREG_MR_CHANGE_ACCESS) m.access = access;
   return 0;
 }

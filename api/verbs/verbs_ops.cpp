@@ -25,10 +25,6 @@ void fill(R (*&op)(A...)) {
 }
 
 int bind_mw(ibv_qp*, ibv_mw*, ibv_mw_bind*) { return EOPNOTSUPP; }
-int post_srq_recv(ibv_srq*, ibv_recv_wr* wr, ibv_recv_wr** bad) {
-  if (bad) *bad = wr;
-  return EOPNOTSUPP;
-}
 
 }  // namespace
 

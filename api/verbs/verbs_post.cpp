@@ -1,8 +1,11 @@
-// Posting work: the hot path. A send is gathered into the QP's send ring
-// at post time (SGEs checked against the MRs; a bad one becomes an error
-// completion, as on hardware); a receive is kept here and only counted in
-// the ring. No system call unless the engine sleeps (then one doorbell per
-// ibv_post_send call, not per WR).
+// Posting work: the hot path. UD: a send is gathered into the QP's send
+// ring at post time (SGEs checked against the MRs; a bad one becomes an
+// error completion, as on hardware); a receive is kept here and only
+// counted in the ring. RC and UC: the WQE goes into the ring with its SGEs
+// (or its inline bytes, copied now), and the engine's HCA model reads the
+// memory when it builds the packets; receives go into the ring likewise.
+// No system call unless the engine sleeps (then one doorbell per call, not
+// per WR).
 #include <cerrno>
 #include <cstring>
 
@@ -12,6 +15,9 @@
 namespace ibfab::verbs {
 namespace {
 
+using api::rings::ConnectedWqe;
+using api::rings::RecvWqe;
+using api::rings::RingSge;
 using api::rings::SendWqe;
 
 // Gathers `wr`'s data into `out`; returns the completion status.
@@ -64,11 +70,141 @@ int refuse(const Qp& qp, const ibv_send_wr& wr) {
   return 0;
 }
 
+// The error a receive WR is refused with at post time (0: it fits and the
+// queue has room).
+int refuse_recv(const Qp& qp, const ibv_recv_wr& wr) {
+  if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > qp.cap.max_recv_sge || (wr.num_sge && !wr.sg_list))
+    return EINVAL;
+  if (qp.rq_posted - qp.rq_done.load(std::memory_order_acquire) >= qp.rq_depth) return ENOMEM;
+  return 0;
+}
+
+// The error an RC or UC WR is refused with at post time, as mlx5 refuses
+// it (0: accepted).
+int refuse_connected(const Qp& qp, const ibv_send_wr& wr) {
+  const bool rc = qp.qpx.qp_base.qp_type == IBV_QPT_RC;
+  switch (wr.opcode) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      break;
+    case IBV_WR_RDMA_READ:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_SEND_WITH_INV:
+      if (!rc) return EINVAL;
+      break;
+    default:
+      return EINVAL;
+  }
+  if (wr.num_sge < 0 || (wr.num_sge && !wr.sg_list)) return EINVAL;
+  const bool atomic = wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+  if (wr.send_flags & IBV_SEND_INLINE) {
+    if (atomic || wr.opcode == IBV_WR_RDMA_READ) return EINVAL;
+    uint64_t total = 0;
+    for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
+    if (total > qp.cap.max_inline_data) return EINVAL;
+  } else if (static_cast<uint32_t>(wr.num_sge) > qp.cap.max_send_sge) {
+    return EINVAL;
+  }
+  if (atomic && wr.num_sge < 1) return EINVAL;
+  return 0;
+}
+
+// Writes `wr` into send slot `slot` of an RC or UC QP.
+void put_connected(const ibv_send_wr& wr, uint64_t stamp, uint8_t* slot) {
+  ConnectedWqe w;
+  w.wr_id = wr.wr_id;
+  w.opcode = static_cast<uint8_t>(wr.opcode);
+  w.send_flags = wr.send_flags;
+  w.stamp = stamp;
+  if (wr.opcode == IBV_WR_SEND_WITH_INV) w.imm_data = htobe32(wr.invalidate_rkey);
+  else w.imm_data = wr.imm_data;
+  if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+    w.remote_addr = wr.wr.atomic.remote_addr;
+    w.rkey = wr.wr.atomic.rkey;
+    w.compare_add = wr.wr.atomic.compare_add;
+    w.swap = wr.wr.atomic.swap;
+  } else {
+    w.remote_addr = wr.wr.rdma.remote_addr;
+    w.rkey = wr.wr.rdma.rkey;
+  }
+  uint8_t* after = slot + sizeof w;
+  if (wr.send_flags & IBV_SEND_INLINE) {  // the bytes now: the buffer is the application's again at return
+    for (int i = 0; i < wr.num_sge; ++i) {
+      const ibv_sge& s = wr.sg_list[i];
+      std::memcpy(after + w.inline_length, reinterpret_cast<const void*>(s.addr), s.length);
+      w.inline_length += s.length;
+    }
+  } else {
+    w.num_sge = static_cast<uint16_t>(wr.num_sge);
+    for (int i = 0; i < wr.num_sge; ++i) {
+      const RingSge r{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
+      std::memcpy(after + i * sizeof r, &r, sizeof r);
+    }
+  }
+  std::memcpy(slot, &w, sizeof w);
+}
+
+int post_send_connected(Qp& qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  const ibv_qp_state state = qp.state();
+  if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR) return *bad_wr = wr, EINVAL;
+  int error = 0;
+  {
+    std::lock_guard lock(qp.sq_mu);
+    const uint64_t stamp = qp.rings->stamped.value.load(std::memory_order_acquire) ? api::program_clock_ns() : 0;
+    for (; wr; wr = wr->next) {
+      if ((error = refuse_connected(qp, *wr)) != 0) break;
+      if (qp.sq_head - qp.sq_done.load(std::memory_order_acquire) >= qp.sq_depth) {
+        error = ENOMEM;
+        break;
+      }
+      put_connected(*wr, stamp, qp.rings->send_slot(qp.sq_head, qp.sq_depth, qp.sq_slot));
+      ++qp.sq_head;
+    }
+    qp.rings->sq_head.value.store(qp.sq_head, std::memory_order_release);
+  }
+  Context::from(qp.qp()->context)->link.doorbell();
+  if (error) *bad_wr = wr;
+  return error;
+}
+
+// Writes receive `wr` into slot `slot` of a receive ring.
+void put_recv(const ibv_recv_wr& wr, uint8_t* slot) {
+  RecvWqe w;
+  w.wr_id = wr.wr_id;
+  w.num_sge = static_cast<uint32_t>(wr.num_sge);
+  for (int i = 0; i < wr.num_sge; ++i) {
+    const RingSge r{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
+    std::memcpy(slot + sizeof w + i * sizeof r, &r, sizeof r);
+  }
+  std::memcpy(slot, &w, sizeof w);
+}
+
+int post_recv_connected(Qp& qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  if (qp.state() == IBV_QPS_RESET || qp.srq) return *bad_wr = wr, EINVAL;
+  int error = 0;
+  {
+    std::lock_guard lock(qp.rq_mu);
+    for (; wr; wr = wr->next) {
+      if ((error = refuse_recv(qp, *wr)) != 0) break;
+      put_recv(*wr, qp.rings->recv_slot(qp.rq_posted, qp.sq_depth, qp.sq_slot, qp.rq_depth, qp.rq_slot));
+      ++qp.rq_posted;
+    }
+    qp.rings->rq_posted.value.store(qp.rq_posted, std::memory_order_release);
+  }
+  Context::from(qp.qp()->context)->link.doorbell();
+  if (error) *bad_wr = wr;
+  return error;
+}
+
 }  // namespace
 
 int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   if (!q || !bad_wr) return EINVAL;
   Qp& qp = *Qp::from(q);
+  if (qp.connected()) return post_send_connected(qp, wr, bad_wr);
   if (q->qp_type != IBV_QPT_UD) return *bad_wr = wr, EOPNOTSUPP;
   const ibv_qp_state state = qp.state();
   if (state != IBV_QPS_RTS && state != IBV_QPS_ERR) return *bad_wr = wr, EINVAL;
@@ -112,6 +248,7 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 int post_recv(ibv_qp* q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   if (!q || !bad_wr) return EINVAL;
   Qp& qp = *Qp::from(q);
+  if (qp.connected()) return post_recv_connected(qp, wr, bad_wr);
   if (q->qp_type != IBV_QPT_UD) return *bad_wr = wr, EOPNOTSUPP;
   const ibv_qp_state state = qp.state();
   if (state == IBV_QPS_RESET) return *bad_wr = wr, EINVAL;
@@ -119,15 +256,7 @@ int post_recv(ibv_qp* q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   {
     std::lock_guard lock(qp.rq_mu);
     for (; wr; wr = wr->next) {
-      if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > qp.cap.max_recv_sge ||
-          (wr->num_sge && !wr->sg_list)) {
-        error = EINVAL;
-        break;
-      }
-      if (qp.rq_posted - qp.rq_done.load(std::memory_order_acquire) >= qp.rq_depth) {
-        error = ENOMEM;
-        break;
-      }
+      if ((error = refuse_recv(qp, *wr)) != 0) break;
       RecvWr& r = qp.rwr[qp.rq_posted & (qp.rq_depth - 1)];
       r.wr_id = wr->wr_id;
       r.num_sge = static_cast<uint32_t>(wr->num_sge);
@@ -137,6 +266,31 @@ int post_recv(ibv_qp* q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     qp.rings->rq_posted.value.store(qp.rq_posted, std::memory_order_release);
   }
   if (state == IBV_QPS_ERR) Context::from(q->context)->link.doorbell();  // to be flushed
+  if (error) *bad_wr = wr;
+  return error;
+}
+
+int post_srq_recv(ibv_srq* s, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  if (!s || !bad_wr) return EINVAL;
+  Srq& srq = *Srq::from(s);
+  int error = 0;
+  {
+    std::lock_guard lock(srq.mu);
+    for (; wr; wr = wr->next) {
+      if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > srq.max_sge || (wr->num_sge && !wr->sg_list)) {
+        error = EINVAL;
+        break;
+      }
+      if (srq.posted - srq.done.load(std::memory_order_acquire) >= srq.depth) {
+        error = ENOMEM;
+        break;
+      }
+      put_recv(*wr, srq.rings->recv_slot(srq.posted, 0, 0, srq.depth, srq.slot));
+      ++srq.posted;
+    }
+    srq.rings->rq_posted.value.store(srq.posted, std::memory_order_release);
+  }
+  Context::from(s->context)->link.doorbell();
   if (error) *bad_wr = wr;
   return error;
 }

@@ -3,10 +3,8 @@
 // and multicast attach/detach as ibv_attach_mcast(3) and
 // ibv_detach_mcast(3) describe them.
 //
-// UD QPs carry traffic. RC and UC QPs can be created, moved through their
-// states and queried, so that programs can probe them and the calls that
-// are UD-only can refuse them; posting to them fails with EOPNOTSUPP
-// (docs/COMPATIBILITY.md).
+// UD QPs are the engine's UD QPs; RC and UC QPs are connected QPs of the
+// HCA model, their attributes passed to it at each transition.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -20,7 +18,10 @@
 
 using namespace ibfab;
 using namespace ibfab::verbs;
+using api::rings::ConnectedWqe;
 using api::rings::QpRings;
+using api::rings::RecvWqe;
+using api::rings::RingSge;
 using api::rings::SendWqe;
 
 namespace ibfab::verbs {
@@ -36,7 +37,8 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
     return fail_null<ibv_qp>(EOPNOTSUPP);
   if (a.qp_type != IBV_QPT_UD && a.qp_type != IBV_QPT_RC && a.qp_type != IBV_QPT_UC)
     return fail_null<ibv_qp>(EOPNOTSUPP);
-  if (a.srq) return fail_null<ibv_qp>(EOPNOTSUPP);
+  const bool connected = a.qp_type == IBV_QPT_RC || a.qp_type == IBV_QPT_UC;
+  if (a.srq && (!connected || a.srq->context != context)) return fail_null<ibv_qp>(a.srq ? EINVAL : EOPNOTSUPP);
   if (a.send_cq->context != context || a.recv_cq->context != context || a.pd->context != context)
     return fail_null<ibv_qp>(EINVAL);
   const ibv_qp_cap& cap = a.cap;
@@ -46,14 +48,25 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
   auto qp = std::make_unique<Qp>();
   qp->sq_depth = api::rings::ring_depth(std::max(cap.max_send_wr, 1u));
   qp->rq_depth = api::rings::ring_depth(std::max(cap.max_recv_wr, 1u));
-  qp->sq_slot = sizeof(SendWqe) + api::rings::kMaxUdPayload;
-  qp->rq_slot = api::rings::kGrhBytes + api::rings::kMaxUdPayload;
   qp->cap = cap;
   qp->cap.max_send_wr = qp->sq_depth;
   qp->cap.max_recv_wr = qp->rq_depth;
   qp->cap.max_send_sge = std::max(cap.max_send_sge, 1u);
   qp->cap.max_recv_sge = std::max(cap.max_recv_sge, 1u);
   qp->cap.max_inline_data = kMaxInline;
+  if (a.srq) {  // no receive queue of its own
+    qp->srq = Srq::from(a.srq);
+    qp->rq_depth = 1;
+    qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
+  }
+  if (connected) {  // a WQE and its SGEs or inline bytes; a receive WQE and its SGEs
+    const uint32_t follow = std::max<uint32_t>(qp->cap.max_send_sge * sizeof(RingSge), kMaxInline);
+    qp->sq_slot = (static_cast<uint32_t>(sizeof(ConnectedWqe)) + follow + 63) & ~63u;
+    qp->rq_slot = static_cast<uint32_t>(sizeof(RecvWqe) + qp->cap.max_recv_sge * sizeof(RingSge));
+  } else {
+    qp->sq_slot = sizeof(SendWqe) + api::rings::kMaxUdPayload;
+    qp->rq_slot = api::rings::kGrhBytes + api::rings::kMaxUdPayload;
+  }
   qp->sq_sig_all = a.sq_sig_all != 0;
   qp->scq = Cq::from(a.send_cq);
   qp->rcq = Cq::from(a.recv_cq);
@@ -73,6 +86,11 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
                             (a.create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
   req.qp_type = static_cast<uint8_t>(a.qp_type);
   req.user_handle = reinterpret_cast<uint64_t>(qp.get());
+  req.pd = a.pd->handle;
+  req.max_send_sge = qp->cap.max_send_sge;
+  req.max_recv_sge = qp->cap.max_recv_sge;
+  req.max_inline_data = qp->cap.max_inline_data;
+  req.srq = a.srq ? a.srq->handle : 0;
   const int give[] = {qp->mem.fd()};
   const int64_t qpn = Context::from(context)->link.request(api::MsgType::CreateQp, &req, sizeof req, give);
   if (qpn < 0) return fail_null<ibv_qp>(static_cast<int>(-qpn));
@@ -82,6 +100,7 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
   q.pd = a.pd;
   q.send_cq = a.send_cq;
   q.recv_cq = a.recv_cq;
+  q.srq = a.srq;
   q.handle = static_cast<uint32_t>(qpn);
   q.qp_num = static_cast<uint32_t>(qpn);
   q.state = IBV_QPS_RESET;
@@ -101,7 +120,42 @@ int check_values(Context& c, const ibv_qp_attr& attr, int mask) {
     if (!n || !port_of(*n, attr.port_num)) return EINVAL;
   }
   if ((mask & IBV_QP_PKEY_INDEX) && attr.pkey_index >= api::kMaxPkeys) return EINVAL;
+  if ((mask & IBV_QP_PATH_MTU) && (attr.path_mtu < IBV_MTU_256 || attr.path_mtu > IBV_MTU_4096)) return EINVAL;
+  if ((mask & IBV_QP_RETRY_CNT) && attr.retry_cnt > 7) return EINVAL;
+  if ((mask & IBV_QP_RNR_RETRY) && attr.rnr_retry > 7) return EINVAL;
+  if ((mask & IBV_QP_TIMEOUT) && attr.timeout > 31) return EINVAL;
+  if ((mask & IBV_QP_MIN_RNR_TIMER) && attr.min_rnr_timer > 31) return EINVAL;
+  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr.max_rd_atomic > kMaxRdAtomic) return EINVAL;
+  if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && attr.max_dest_rd_atomic > kMaxRdAtomic) return EINVAL;
   return 0;
+}
+
+// The attributes of an RC or UC QP's transition, for the engine.
+void connected_attributes(const ibv_qp_attr& attr, int mask, api::ModifyQp& m) {
+  m.mask = static_cast<uint32_t>(mask);
+  m.access = attr.qp_access_flags;
+  m.rq_psn = attr.rq_psn & 0xFFFFFF;
+  m.sq_psn = attr.sq_psn & 0xFFFFFF;
+  m.dest_qp_num = attr.dest_qp_num & 0xFFFFFF;
+  m.path_mtu = static_cast<uint8_t>(attr.path_mtu);
+  m.timeout = attr.timeout;
+  m.retry_cnt = attr.retry_cnt;
+  m.rnr_retry = attr.rnr_retry;
+  m.max_rd_atomic = attr.max_rd_atomic;
+  m.max_dest_rd_atomic = attr.max_dest_rd_atomic;
+  m.min_rnr_timer = attr.min_rnr_timer;
+  const ibv_ah_attr& ah = attr.ah_attr;
+  m.dlid = ah.dlid;
+  m.sl = ah.sl;
+  m.src_path_bits = ah.src_path_bits;
+  m.is_global = ah.is_global;
+  if (ah.is_global) {
+    std::memcpy(m.dgid, ah.grh.dgid.raw, 16);
+    m.sgid_index = ah.grh.sgid_index;
+    m.hop_limit = ah.grh.hop_limit;
+    m.traffic_class = ah.grh.traffic_class;
+    m.flow_label = ah.grh.flow_label;
+  }
 }
 
 }  // namespace
@@ -156,12 +210,14 @@ IBFAB_VERBS_EXPORT int ibv_modify_qp(ibv_qp* q, ibv_qp_attr* attr, int mask) {
   m.port = attr->port_num;
   m.set_pkey_index = (mask & IBV_QP_PKEY_INDEX) != 0;
   m.pkey_index = attr->pkey_index;
+  if (qp.connected()) connected_attributes(*attr, mask, m);
   if (next == IBV_QPS_RESET) {
     // The engine leaves the rings alone in RESET; posted work is forgotten.
     std::scoped_lock lock(qp.sq_mu, qp.rq_mu);
     if (const int64_t e = c.link.request(api::MsgType::ModifyQp, &m, sizeof m)) return fail(static_cast<int>(-e));
     qp.sq_head = qp.rq_posted = 0;
     qp.rq_done.store(0);
+    qp.sq_done.store(0);
     qp.rings->sq_head.value.store(0, std::memory_order_release);
     qp.rings->rq_posted.value.store(0, std::memory_order_release);
   } else if (const int64_t e = c.link.request(api::MsgType::ModifyQp, &m, sizeof m)) {
@@ -200,6 +256,7 @@ IBFAB_VERBS_EXPORT int ibv_query_qp(ibv_qp* q, ibv_qp_attr* attr, int, ibv_qp_in
   init_attr->qp_context = q->qp_context;
   init_attr->send_cq = q->send_cq;
   init_attr->recv_cq = q->recv_cq;
+  init_attr->srq = q->srq;
   init_attr->cap = qp.cap;
   init_attr->qp_type = q->qp_type;
   init_attr->sq_sig_all = qp.sq_sig_all;

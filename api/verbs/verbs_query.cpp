@@ -27,8 +27,8 @@ inline constexpr uint64_t kDeviceCapFlags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVIC
                                             IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN;
 
 // ibv_device_attr as the kernel's uverbs fills it for this HCA. Fields of
-// features the model lacks (RDMA read and atomics, SRQ, memory windows,
-// raw QPs, FMRs, EE) are 0, as a device without them reports.
+// features the library does not offer yet (XRC, memory windows, raw QPs,
+// FMRs, EE) are 0, as a device without them reports.
 void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   std::memset(&a, 0, sizeof a);
   std::snprintf(a.fw_ver, sizeof a.fw_ver, "%s", kFwVer);
@@ -54,7 +54,14 @@ void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   a.max_pkeys = static_cast<uint16_t>(api::kMaxPkeys);
   a.local_ca_ack_delay = 16;
   a.phys_port_cnt = static_cast<uint8_t>(std::min<uint32_t>(n.num_ports, 255));
-  a.atomic_cap = IBV_ATOMIC_NONE;
+  a.max_sge_rd = static_cast<int>(kMaxSge);
+  a.max_srq = 1 << 16;
+  a.max_srq_wr = static_cast<int>(kMaxQpWr);
+  a.max_srq_sge = static_cast<int>(kMaxSge);
+  a.max_qp_rd_atom = static_cast<int>(kMaxRdAtomic);
+  a.max_qp_init_rd_atom = static_cast<int>(kMaxRdAtomic);
+  a.max_res_rd_atom = static_cast<int>(kMaxRdAtomic) << 16;
+  a.atomic_cap = IBV_ATOMIC_HCA;  // atomic against each other on this HCA, not against the CPU
 }
 
 // The extension, as rdma-core 44's ibv_cmd_query_device_any and the mlx5

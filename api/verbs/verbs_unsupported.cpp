@@ -62,25 +62,6 @@ IBFAB_VERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd* /*pd*/, std::uint64_t /*off
   return unsupported_object<ibv_mr>();
 }
 
-// rdma-core's argument checks, each IBV_REREG_MR_ERR_INPUT with errno EINVAL:
-// unknown flags; IBV_REREG_MR_CHANGE_TRANSLATION without addr or length;
-// access given without IBV_REREG_MR_CHANGE_ACCESS. Past them the provider's
-// refusal makes it IBV_REREG_MR_ERR_CMD, errno EOPNOTSUPP; mr keeps its
-// address, length and PD. (rdma-core also refuses an imported, DM or NULL
-// MR with ERR_INPUT; ibfab makes none of those.)
-IBFAB_VERBS_EXPORT int ibv_rereg_mr(ibv_mr* /*mr*/, int flags, ibv_pd* /*pd*/, void* addr, std::size_t length,
-                                    int access) {
-  const bool bad_flags = (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0;
-  const bool bad_translation = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0 && (addr == nullptr || length == 0);
-  const bool stray_access = access != 0 && (flags & IBV_REREG_MR_CHANGE_ACCESS) == 0;
-  if (bad_flags || bad_translation || stray_access) {
-    errno = EINVAL;
-    return IBV_REREG_MR_ERR_INPUT;
-  }
-  errno = EOPNOTSUPP;
-  return IBV_REREG_MR_ERR_CMD;
-}
-
 IBFAB_VERBS_EXPORT int ibv_query_ece(ibv_qp* /*qp*/, ibv_ece* /*ece*/) {
   return EOPNOTSUPP;
 }
@@ -114,14 +95,3 @@ IBFAB_VERBS_EXPORT int ibv_resolve_eth_l2_from_gid(ibv_context* /*context*/, ibv
 IBFAB_VERBS_EXPORT void ibfab_verbs_register_driver_compat(const char* /*name*/, void* /*init_func*/) {}
 __asm__(".symver ibfab_verbs_register_driver_compat, ibv_register_driver@IBVERBS_1.1");
 
-// Shared receive queues: not modelled (ibv_query_device reports max_srq 0).
-IBFAB_VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd*, ibv_srq_init_attr*) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-IBFAB_VERBS_EXPORT int ibv_modify_srq(ibv_srq*, ibv_srq_attr*, int) { return EOPNOTSUPP; }
-
-IBFAB_VERBS_EXPORT int ibv_query_srq(ibv_srq*, ibv_srq_attr*) { return EOPNOTSUPP; }
-
-IBFAB_VERBS_EXPORT int ibv_destroy_srq(ibv_srq*) { return EOPNOTSUPP; }

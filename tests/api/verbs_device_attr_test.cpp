@@ -106,15 +106,21 @@ TEST_F(VerbsDeviceAttr, PortFieldsOfAnIbHca) {
   EXPECT_EQ(p.pkey_tbl_len, legacy_.max_pkeys);
 }
 
+TEST_F(VerbsDeviceAttr, ReadsAtomicsAndSrqsAsTheRcTransportHasThem) {
+  EXPECT_EQ(legacy_.max_sge_rd, legacy_.max_sge);
+  EXPECT_EQ(legacy_.max_qp_rd_atom, 16);
+  EXPECT_EQ(legacy_.max_qp_init_rd_atom, 16);
+  EXPECT_EQ(legacy_.max_res_rd_atom, 16 << 16);
+  EXPECT_EQ(legacy_.atomic_cap, IBV_ATOMIC_HCA);
+  EXPECT_GT(legacy_.max_srq, 0);
+  EXPECT_EQ(legacy_.max_srq_wr, legacy_.max_qp_wr);
+  EXPECT_EQ(legacy_.max_srq_sge, legacy_.max_sge);
+}
+
 TEST_F(VerbsDeviceAttr, AbsentFeaturesReadZero) {
-  // No RDMA read or atomics, EE, RD, memory windows, raw QPs, FMRs or SRQs.
-  EXPECT_EQ(legacy_.max_sge_rd, 0);
-  EXPECT_EQ(legacy_.max_qp_rd_atom, 0);
+  // No EE, RD, memory windows, raw QPs or FMRs.
   EXPECT_EQ(legacy_.max_ee_rd_atom, 0);
-  EXPECT_EQ(legacy_.max_res_rd_atom, 0);
-  EXPECT_EQ(legacy_.max_qp_init_rd_atom, 0);
   EXPECT_EQ(legacy_.max_ee_init_rd_atom, 0);
-  EXPECT_EQ(legacy_.atomic_cap, IBV_ATOMIC_NONE);
   EXPECT_EQ(legacy_.max_ee, 0);
   EXPECT_EQ(legacy_.max_rdd, 0);
   EXPECT_EQ(legacy_.max_mw, 0);
@@ -122,9 +128,6 @@ TEST_F(VerbsDeviceAttr, AbsentFeaturesReadZero) {
   EXPECT_EQ(legacy_.max_raw_ethy_qp, 0);
   EXPECT_EQ(legacy_.max_fmr, 0);
   EXPECT_EQ(legacy_.max_map_per_fmr, 0);
-  EXPECT_EQ(legacy_.max_srq, 0);
-  EXPECT_EQ(legacy_.max_srq_wr, 0);
-  EXPECT_EQ(legacy_.max_srq_sge, 0);
 }
 
 TEST_F(VerbsDeviceAttr, CapabilityFlagsAreWhatTheModelDoes) {

@@ -1,9 +1,12 @@
 // The engine's verbs data path (api/server/verbs_service.cpp) against a
 // client that writes anything into its shared memory. A verbs connection
-// on H1 of fat-tree:2:4 creates a CQ and a UD QP in RTS, as the library
-// does; then each input is written over the QP's and the CQ's rings
-// (indices, WQEs, lengths, the arm word) and the engine runs. It must never
-// crash or read outside what it mapped, and must keep serving requests.
+// on H1 of fat-tree:2:4 creates a CQ, a UD QP in RTS and an RC QP in RTS
+// (connected to itself, with a registered buffer), as the library does;
+// then each input is written over the UD QP's and the CQ's rings (indices,
+// WQEs, lengths, the arm word), and its counters and slots over the RC
+// QP's as well (ConnectedWqe and RecvWqe slots, their SGEs and inline
+// lengths), and the engine runs. It must never crash or read outside what
+// it mapped (or what was registered), and must keep serving requests.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,6 +37,10 @@ namespace {
 constexpr uint32_t kDepth = 8;
 constexpr uint32_t kSqSlot = sizeof(api::rings::SendWqe) + api::rings::kMaxUdPayload;
 constexpr uint32_t kRqSlot = api::rings::kGrhBytes + api::rings::kMaxUdPayload;
+constexpr uint32_t kRcSge = 4;
+constexpr uint32_t kRcSqSlot = sizeof(api::rings::ConnectedWqe) + 512;
+constexpr uint32_t kRcRqSlot = sizeof(api::rings::RecvWqe) + kRcSge * sizeof(api::rings::RingSge);
+alignas(64) uint8_t registered[1 << 16];  // the RC QP's memory region
 
 // Sends a request and returns the reply value.
 int64_t request(int fd, api::MsgType type, const void* body, std::size_t size, std::span<const int> fds = {}) {
@@ -53,8 +60,39 @@ int64_t request(int fd, api::MsgType type, const void* body, std::size_t size, s
 struct Client {
   int fd = -1;
   int async_end = -1;
-  api::SharedMemory cq, qp;
+  api::SharedMemory cq, qp, rc;
   uint32_t qpn = 0;
+  uint32_t rcqpn = 0;
+
+  // The RC QP through RESET, INIT, RTR (to itself on H1, LID 1) and RTS.
+  void connect_rc() {
+    for (uint8_t s : {IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
+      api::ModifyQp m;
+      m.qp_num = rcqpn;
+      m.state = s;
+      m.mask = IBV_QP_STATE;
+      if (s == IBV_QPS_INIT) {
+        m.mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+        m.port = 1;
+        m.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+      } else if (s == IBV_QPS_RTR) {
+        m.mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                  IBV_QP_MIN_RNR_TIMER;
+        m.dlid = 1;
+        m.path_mtu = IBV_MTU_1024;
+        m.dest_qp_num = rcqpn;
+        m.max_dest_rd_atomic = 4;
+        m.min_rnr_timer = 1;
+      } else if (s == IBV_QPS_RTS) {
+        m.mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+        m.timeout = 1;
+        m.retry_cnt = 1;
+        m.rnr_retry = 1;
+        m.max_rd_atomic = 4;
+      }
+      if (request(fd, api::MsgType::ModifyQp, &m, sizeof m) != 0) std::abort();
+    }
+  }
 
   Client() {
     int sv[2], as[2];
@@ -96,6 +134,29 @@ struct Client {
       m.port = 1;
       if (request(fd, api::MsgType::ModifyQp, &m, sizeof m) != 0) std::abort();
     }
+    const api::AllocPd pd_req;
+    const int64_t pd = request(fd, api::MsgType::AllocPd, &pd_req, sizeof pd_req);
+    api::RegMr mr;
+    mr.addr = mr.iova = reinterpret_cast<uint64_t>(registered);
+    mr.length = sizeof registered;
+    mr.pd = static_cast<uint32_t>(pd);
+    mr.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+    if (pd <= 0 || request(fd, api::MsgType::RegMr, &mr, sizeof mr) <= 0) std::abort();
+    if (rc.create(QpRings::bytes(kDepth, kRcSqSlot, kDepth, kRcRqSlot), "fuzz-rc")) std::abort();
+    api::CreateQp r;
+    r.send_cq = r.recv_cq = static_cast<uint32_t>(cq_handle);
+    r.sq_depth = r.rq_depth = kDepth;
+    r.sq_slot = kRcSqSlot;
+    r.rq_slot = kRcRqSlot;
+    r.qp_type = IBV_QPT_RC;
+    r.pd = static_cast<uint32_t>(pd);
+    r.max_send_sge = r.max_recv_sge = kRcSge;
+    r.max_inline_data = 512;
+    const int rc_fd[] = {rc.fd()};
+    const int64_t n = request(fd, api::MsgType::CreateQp, &r, sizeof r, rc_fd);
+    if (n <= 0) std::abort();
+    rcqpn = static_cast<uint32_t>(n);
+    connect_rc();
   }
 };
 
@@ -103,6 +164,13 @@ struct Client {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   static Client client;
+  // The same bytes over the RC QP's rings: its counters are the UD QP's,
+  // its slots the UD QP's slots.
+  std::memcpy(client.rc.data(), data, std::min(size, sizeof(QpRings)));
+  constexpr std::size_t kSlots = sizeof(QpRings) + sizeof(CqRing);
+  if (size > kSlots)
+    std::memcpy(client.rc.as<uint8_t>() + sizeof(QpRings), data + kSlots,
+                std::min(size - kSlots, client.rc.size() - sizeof(QpRings)));
   // The input goes over the QP's counters, then the CQ's counters (its
   // entries are the engine's to write), then the QP's slots.
   const auto take = [&](void* to, std::size_t room) {
@@ -127,6 +195,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     mq.state = s;
     request(client.fd, api::MsgType::ModifyQp, &mq, sizeof mq);
   }
+  // The RC QP back to RTS, its rings as the library starts them.
+  std::memset(client.rc.data(), 0, sizeof(QpRings));
+  client.connect_rc();
+  pump();
   std::array<uint8_t, 64> drain;
   while (::recv(client.async_end, drain.data(), drain.size(), MSG_DONTWAIT) > 0) {
   }
