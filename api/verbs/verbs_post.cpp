@@ -15,6 +15,16 @@
 namespace ibfab::verbs {
 namespace {
 
+// A WR's opcode as the int its C caller stored, which may be no
+// ibv_wr_opcode at all: reading the enum field itself would load a value
+// outside the enum's range.
+int opcode_of(const ibv_send_wr& wr) {
+  int op;
+  static_assert(sizeof op == sizeof wr.opcode);
+  std::memcpy(&op, &wr.opcode, sizeof op);
+  return op;
+}
+
 using api::rings::ConnectedWqe;
 using api::rings::RecvWqe;
 using api::rings::RingSge;
@@ -58,7 +68,7 @@ void address(const Qp& qp, const ibv_send_wr& wr, SendWqe& w) {
 
 // The error a WR is refused with at post time (0: it is accepted).
 int refuse(const Qp& qp, const ibv_send_wr& wr) {
-  if (wr.opcode != IBV_WR_SEND && wr.opcode != IBV_WR_SEND_WITH_IMM) return EINVAL;
+  if (opcode_of(wr) != IBV_WR_SEND && opcode_of(wr) != IBV_WR_SEND_WITH_IMM) return EINVAL;
   if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > qp.cap.max_send_sge || (wr.num_sge && !wr.sg_list))
     return EINVAL;
   if (!wr.wr.ud.ah) return EINVAL;
@@ -83,7 +93,7 @@ int refuse_recv(const Qp& qp, const ibv_recv_wr& wr) {
 // it (0: accepted).
 int refuse_connected(const Qp& qp, const ibv_send_wr& wr) {
   const bool rc = qp.qpx.qp_base.qp_type == IBV_QPT_RC;
-  switch (wr.opcode) {
+  switch (opcode_of(wr)) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
     case IBV_WR_RDMA_WRITE:
@@ -99,9 +109,9 @@ int refuse_connected(const Qp& qp, const ibv_send_wr& wr) {
       return EINVAL;
   }
   if (wr.num_sge < 0 || (wr.num_sge && !wr.sg_list)) return EINVAL;
-  const bool atomic = wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+  const bool atomic = opcode_of(wr) == IBV_WR_ATOMIC_CMP_AND_SWP || opcode_of(wr) == IBV_WR_ATOMIC_FETCH_AND_ADD;
   if (wr.send_flags & IBV_SEND_INLINE) {
-    if (atomic || wr.opcode == IBV_WR_RDMA_READ) return EINVAL;
+    if (atomic || opcode_of(wr) == IBV_WR_RDMA_READ) return EINVAL;
     uint64_t total = 0;
     for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
     if (total > qp.cap.max_inline_data) return EINVAL;
@@ -116,12 +126,12 @@ int refuse_connected(const Qp& qp, const ibv_send_wr& wr) {
 void put_connected(const ibv_send_wr& wr, uint64_t stamp, uint8_t* slot) {
   ConnectedWqe w;
   w.wr_id = wr.wr_id;
-  w.opcode = static_cast<uint8_t>(wr.opcode);
+  w.opcode = static_cast<uint8_t>(opcode_of(wr));
   w.send_flags = wr.send_flags;
   w.stamp = stamp;
-  if (wr.opcode == IBV_WR_SEND_WITH_INV) w.imm_data = htobe32(wr.invalidate_rkey);
+  if (opcode_of(wr) == IBV_WR_SEND_WITH_INV) w.imm_data = htobe32(wr.invalidate_rkey);
   else w.imm_data = wr.imm_data;
-  if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+  if (opcode_of(wr) == IBV_WR_ATOMIC_CMP_AND_SWP || opcode_of(wr) == IBV_WR_ATOMIC_FETCH_AND_ADD) {
     w.remote_addr = wr.wr.atomic.remote_addr;
     w.rkey = wr.wr.atomic.rkey;
     w.compare_add = wr.wr.atomic.compare_add;
@@ -230,7 +240,7 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       w.status = static_cast<uint8_t>(gather(c, *wr, slot + sizeof w, room, w.length));
       if (wr->send_flags & IBV_SEND_SIGNALED) w.flags |= SendWqe::kSignaled;
       if (wr->send_flags & IBV_SEND_SOLICITED) w.flags |= SendWqe::kSolicited;
-      if (wr->opcode == IBV_WR_SEND_WITH_IMM) {
+      if (opcode_of(*wr) == IBV_WR_SEND_WITH_IMM) {
         w.flags |= SendWqe::kImmediate;
         w.imm_data = wr->imm_data;
       }

@@ -5,6 +5,7 @@
 // and in completions that mlx5 gives.
 #include <sys/mman.h>
 
+#include <cstring>
 #include <numeric>
 
 #include "tests/api/verbs_fabric.h"
@@ -316,7 +317,9 @@ TEST_P(VerbsRc, BadPostsAreRefusedAtTheCall) {
   for (auto& x : s) x = {a_.at(0), 8, a_.mr->lkey};
   ibv_send_wr wr = rdma(IBV_WR_SEND, 1, s, 5, 0, 0);
   EXPECT_EQ(a_.post(wr), EINVAL) << "more SGEs than max_send_sge";
-  wr = rdma(static_cast<ibv_wr_opcode>(IBV_WR_BIND_MW + 10), 1, s, 1, 0, 0);
+  wr = rdma(IBV_WR_SEND, 1, s, 1, 0, 0);
+  const int no_such_opcode = IBV_WR_BIND_MW + 10;  // as a C caller may store it
+  std::memcpy(&wr.opcode, &no_such_opcode, sizeof no_such_opcode);
   EXPECT_EQ(a_.post(wr), EINVAL) << "no such opcode";
   if (GetParam() == IBV_QPT_UC) {
     wr = rdma(IBV_WR_RDMA_READ, 1, s, 1, b_.at(0), b_.mr->rkey);
