@@ -189,49 +189,40 @@ MemoryFault MemoryTable::remote(uint32_t rkey, uint32_t pd, uint32_t qpn, uint64
   return MemoryFault::kNone;
 }
 
-namespace {
-
-// Calls fn(sge, offset within it, bytes) for each piece of [offset,
-// offset + n) of the SGE list; false when the list holds fewer bytes.
-template <typename Fn>
-MemoryFault walk(std::span<const Sge> sges, uint64_t offset, uint64_t n, Fn&& fn) {
+// Checks each piece of [offset, offset + n) of the SGE list through its
+// lkey (local write when `write`) and calls move(target, bytes done, piece
+// size); kOutOfRange when the list holds fewer bytes.
+template <typename Move>
+MemoryFault MemoryTable::each_piece(std::span<const Sge> sges, uint32_t pd, uint64_t offset, uint64_t n, bool write,
+                                    Move&& move) const {
+  uint64_t done = 0;
   for (const Sge& s : sges) {
-    if (n == 0) break;
+    if (done == n) break;
     if (offset >= s.length) {
       offset -= s.length;
       continue;
     }
-    const uint64_t take = std::min<uint64_t>(n, s.length - offset);
-    if (MemoryFault f = fn(s, offset, take); f != MemoryFault::kNone) return f;
-    n -= take;
+    const uint64_t take = std::min<uint64_t>(n - done, s.length - offset);
+    DmaTarget t;
+    if (MemoryFault f = local(s.lkey, pd, s.addr + offset, take, write, t); f != MemoryFault::kNone) return f;
+    if (!move(t, done, take)) return MemoryFault::kHostFault;
+    done += take;
     offset = 0;
   }
-  return n == 0 ? MemoryFault::kNone : MemoryFault::kOutOfRange;
+  return done == n ? MemoryFault::kNone : MemoryFault::kOutOfRange;
 }
-
-}  // namespace
 
 MemoryFault MemoryTable::gather(std::span<const Sge> sges, uint32_t pd, uint64_t offset,
                                 std::span<uint8_t> out) const {
-  uint64_t done = 0;
-  return walk(sges, offset, out.size(), [&](const Sge& s, uint64_t at, uint64_t take) {
-    DmaTarget t;
-    if (MemoryFault f = local(s.lkey, pd, s.addr + at, take, false, t); f != MemoryFault::kNone) return f;
-    if (!t.memory->read(t.addr, out.subspan(done, take))) return MemoryFault::kHostFault;
-    done += take;
-    return MemoryFault::kNone;
+  return each_piece(sges, pd, offset, out.size(), false, [&](const DmaTarget& t, uint64_t done, uint64_t take) {
+    return t.memory->read(t.addr, out.subspan(done, take));
   });
 }
 
 MemoryFault MemoryTable::scatter(std::span<const Sge> sges, uint32_t pd, uint64_t offset,
                                  std::span<const uint8_t> in) const {
-  uint64_t done = 0;
-  return walk(sges, offset, in.size(), [&](const Sge& s, uint64_t at, uint64_t take) {
-    DmaTarget t;
-    if (MemoryFault f = local(s.lkey, pd, s.addr + at, take, true, t); f != MemoryFault::kNone) return f;
-    if (!t.memory->write(t.addr, in.subspan(done, take))) return MemoryFault::kHostFault;
-    done += take;
-    return MemoryFault::kNone;
+  return each_piece(sges, pd, offset, in.size(), true, [&](const DmaTarget& t, uint64_t done, uint64_t take) {
+    return t.memory->write(t.addr, in.subspan(done, take));
   });
 }
 

@@ -107,6 +107,9 @@ class MemoryTable {
   Entry* find(uint32_t key) { return const_cast<Entry*>(std::as_const(*this).find(key)); }
   uint32_t take_slot();
   static bool inside(const Entry& e, uint64_t addr, uint64_t length);
+  template <typename Move>
+  MemoryFault each_piece(std::span<const Sge> sges, uint32_t pd, uint64_t offset, uint64_t n, bool write,
+                         Move&& move) const;
 
   std::vector<Entry> entries_;  // index - 1
   std::vector<uint32_t> free_;
