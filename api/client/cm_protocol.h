@@ -46,9 +46,11 @@ struct CmCreateId {
 };
 
 // Handle-only requests: CmDestroyId, CmDestroyChannel, CmListen (backlog in
-// `arg`), CmResolveRoute (timeout_ms in `arg`), CmReject (private data in
-// CmConnect), CmQueryId (info about the id), CmInitQpAttr (`arg` = the
-// ibv_qp_state wanted; info's qp_* fields). CmDestroyId's value is how many
+// `arg`), CmResolveRoute (timeout_ms in `arg`), CmQueryId (info about the
+// id), CmInitQpAttr (`arg` = the ibv_qp_state wanted; info's qp_* fields),
+// CmDisconnect (a DREQ, or the DREP to the peer's DREQ; -EINVAL for an id
+// with no connection), CmNotify (`arg` = the ibv_event_type: COMM_EST makes
+// a connection whose RTU has not come ESTABLISHED). CmDestroyId's value is how many
 // events the engine wrote for the id (read or not); the client counts the
 // ones it handed out itself, as the kernel does, and waits for their acks.
 struct CmIdRequest {
@@ -82,14 +84,34 @@ struct CmSetIbPath {
   uint8_t path_record[64] = {};
 };
 
-// CmConnect (a UD id: SIDR REQ), CmAccept (SIDR REP, status 0, with the
-// QP number and Q_Key), CmReject (SIDR REP, status Rejected).
+// A connected id's parameters (struct rdma_conn_param as ucma's ABI
+// carries it): what the REQ or REP offers, or, in an event, what the peer's
+// offered, seen from this side (CONNECT_REQUEST: the requester's initiator
+// depth as responder_resources and its responder resources as
+// initiator_depth, as the kernel reports them).
+struct CmConnParam {
+  uint8_t responder_resources = 0;
+  uint8_t initiator_depth = 0;
+  uint8_t flow_control = 0;
+  uint8_t retry_count = 0;      // CmConnect: 0..7
+  uint8_t rnr_retry_count = 0;  // 0..7; 7 = retry for ever
+  uint8_t srq = 0;
+  uint8_t reserved[2] = {};
+};
+
+// CmConnect: a UD id sends a SIDR REQ, a connected one (RC, UC) a REQ with
+// `param`. CmAccept: a UD id answers with a SIDR REP (status 0, the QP
+// number and Q_Key); a connected id that holds a REQ with a REP (the QP
+// number and `param`), one whose REP has come (CONNECT_RESPONSE) with the
+// RTU (rdma_establish, or librdmacm once the QP is ready). CmReject: SIDR
+// REP status Rejected, or REJ "consumer reject", with the private data.
 struct CmConnect {
   uint32_t id = 0;
   uint32_t qp_num = 0;
   uint32_t qkey = 0;
   uint32_t private_data_len = 0;
   uint8_t private_data[kCmPrivateData] = {};
+  CmConnParam param{};
 };
 
 // CmJoin: `uid` names the join in its events (the client's own token).
@@ -164,7 +186,17 @@ struct CmIdInfo {
   uint32_t qkey = 0;
   uint32_t sq_psn = 0;
   uint8_t qp_state = 0;
-  uint8_t reserved[3] = {};
+  uint8_t path_mtu = 0;  // enum ibv_mtu
+  uint8_t max_dest_rd_atomic = 0;
+  uint8_t min_rnr_timer = 0;
+  uint32_t qp_access_flags = 0;  // enum ibv_access_flags
+  uint32_t dest_qp_num = 0;
+  uint32_t rq_psn = 0;
+  uint8_t timeout = 0;
+  uint8_t retry_cnt = 0;
+  uint8_t rnr_retry = 0;
+  uint8_t max_rd_atomic = 0;
+  CmAhAttr ah{};
 };
 
 // CmQueryAddress (a CmIdRequest: `id` unused, `arg` = a port of the
@@ -203,6 +235,9 @@ struct CmEvent {
   uint8_t reserved[2] = {};
   uint32_t private_data_len = 0;
   uint8_t private_data[kCmPrivateData] = {};
+  // Connected ids (CONNECT_REQUEST, CONNECT_RESPONSE): the peer's offer;
+  // qp_num above is the peer's QP.
+  CmConnParam param{};
 };
 
 }  // namespace ibfab::api

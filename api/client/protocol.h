@@ -27,7 +27,7 @@
 
 namespace ibfab::api {
 
-inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kProtocolVersion = 5;
 inline constexpr std::size_t kNodeNameSize = 64;
 inline constexpr std::size_t kMaxPkeys = 128;
 inline constexpr std::size_t kMaxPorts = 4;
@@ -92,6 +92,8 @@ enum class MsgType : uint16_t {
   CmInitQpAttr,
   CmSetIbPath,
   CmQueryAddress,
+  CmDisconnect,
+  CmNotify,
   CmReply,
   kLast = CmReply,
 };

@@ -19,20 +19,6 @@
 namespace ibfab::rdmacm {
 namespace {
 
-void copy_ah(ibv_ah_attr& a, const api::CmAhAttr& s) {
-  std::memcpy(a.grh.dgid.raw, s.dgid, sizeof s.dgid);
-  a.grh.flow_label = s.flow_label;
-  a.grh.sgid_index = s.sgid_index;
-  a.grh.hop_limit = s.hop_limit;
-  a.grh.traffic_class = s.traffic_class;
-  a.dlid = s.dlid;
-  a.sl = s.sl;
-  a.src_path_bits = s.src_path_bits;
-  a.static_rate = s.static_rate;
-  a.is_global = s.is_global;
-  a.port_num = s.port_num;
-}
-
 // The event's private data, kept in the Event; its length.
 uint8_t copy_private_data(Event& ev, const api::CmEvent& e, const void*& data) {
   const auto len = static_cast<uint8_t>(std::min<uint32_t>(e.private_data_len, api::kCmPrivateData));
@@ -43,8 +29,8 @@ uint8_t copy_private_data(Event& ev, const api::CmEvent& e, const void*& data) {
   return len;
 }
 
-// param.ud for a UD id, param.conn for the others (the engine carries no
-// connected-mode parameters beyond the QP number and private data).
+// param.ud for a UD id, param.conn for the others (rdma-core's
+// ucma_copy_ud_event, ucma_copy_conn_event).
 void copy_param(Event& ev, const Id& id, const api::CmEvent& e) {
   if (id.id.qp_type == IBV_QPT_UD) {
     rdma_ud_param& ud = ev.event.param.ud;
@@ -55,8 +41,30 @@ void copy_param(Event& ev, const Id& id, const api::CmEvent& e) {
   } else {
     rdma_conn_param& conn = ev.event.param.conn;
     conn.private_data_len = copy_private_data(ev, e, conn.private_data);
+    conn.responder_resources = e.param.responder_resources;
+    conn.initiator_depth = e.param.initiator_depth;
+    conn.flow_control = e.param.flow_control;
+    conn.retry_count = e.param.retry_count;
+    conn.rnr_retry_count = e.param.rnr_retry_count;
+    conn.srq = e.param.srq;
     conn.qp_num = e.qp_num;
   }
+}
+
+// rdma-core's ucma_process_conn_resp: the QP to RTR and RTS with the
+// connection's attributes, then the RTU. 0, or -errno (the QP in error).
+int process_response(Id& id) {
+  int ret = qp_to_rtr(id.id, RDMA_MAX_RESP_RES);
+  if (ret == 0) ret = qp_to_rts(id.id, RDMA_MAX_INIT_DEPTH);
+  if (ret == 0) {
+    api::CmConnect rtu;
+    rtu.id = id.handle;
+    ret = status_of(request(api::MsgType::CmAccept, &rtu, sizeof rtu).value);
+  }
+  if (ret == 0) return 0;
+  const int e = errno;
+  qp_to_error(id.id);
+  return -e;
 }
 
 // A connection request's new id (rdma-core's ucma_process_conn_req): on
@@ -66,6 +74,10 @@ bool process_request(Event& ev, Id& listener, const api::CmEvent& e) {
   Id* id = adopt_id(e.id, listener);
   ev.event.listen_id = &listener.id;
   ev.event.id = &id->id;
+  if (id->id.qp_type != IBV_QPT_UD) {
+    id->initiator_depth = ev.event.param.conn.initiator_depth;
+    id->responder_resources = ev.event.param.conn.responder_resources;
+  }
   int ret = listener.sync ? rdma_migrate_id(&id->id, nullptr) : 0;
   if (ret == 0) ret = query(*id, true);
   if (ret != 0) {
@@ -134,6 +146,13 @@ bool dispatch(Event& ev, const api::CmEvent& e) {
     case RDMA_CM_EVENT_REJECTED:
       copy_param(ev, *id, e);
       qp_to_error(id->id);
+      break;
+    case RDMA_CM_EVENT_CONNECT_RESPONSE:
+      copy_param(ev, *id, e);
+      if (id->id.qp) {  // librdmacm finishes the handshake itself
+        ev.event.status = process_response(*id);
+        ev.event.event = ev.event.status ? RDMA_CM_EVENT_CONNECT_ERROR : RDMA_CM_EVENT_ESTABLISHED;
+      }
       break;
     default:
       copy_param(ev, *id, e);

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -36,6 +37,21 @@ inline int fail(int e) {
 
 // A reply value as a call's result: 0 when it is >= 0, else -1 with errno.
 inline int status_of(int64_t value) { return value < 0 ? fail(static_cast<int>(-value)) : 0; }
+
+// An address handle's attributes as the engine gives them.
+inline void copy_ah(ibv_ah_attr& a, const api::CmAhAttr& s) {
+  std::memcpy(a.grh.dgid.raw, s.dgid, sizeof s.dgid);
+  a.grh.flow_label = s.flow_label;
+  a.grh.sgid_index = s.sgid_index;
+  a.grh.hop_limit = s.hop_limit;
+  a.grh.traffic_class = s.traffic_class;
+  a.dlid = s.dlid;
+  a.sl = s.sl;
+  a.src_path_bits = s.src_path_bits;
+  a.static_rate = s.static_rate;
+  a.is_global = s.is_global;
+  a.port_num = s.port_num;
+}
 
 // A request over the process's CM connection (-ENODEV when there is none).
 api::CmReply request(api::MsgType type, const void* body, std::size_t size, std::span<const int> fds = {});
@@ -128,6 +144,11 @@ struct Id {
   std::vector<uint8_t> connect_data;               // rdma_create_ep: ai_connect, sent first
   ibv_ece local_ece{};
   ibv_ece remote_ece{};
+  // A connected id's offer (rdma-core's id_priv fields): set by
+  // rdma_connect and rdma_accept, and on a request's new id from the
+  // CONNECT_REQUEST (the requester's, seen from this side).
+  uint8_t initiator_depth = 0;
+  uint8_t responder_resources = 0;
   static Id* from(rdma_cm_id* i) { return reinterpret_cast<Id*>(i); }
 };
 
@@ -195,5 +216,11 @@ int complete(Id& id);
 
 // Moves id.qp (if any) to the error state: 0 or -1 with errno.
 int qp_to_error(rdma_cm_id& id);
+// rdma-core's ucma_modify_qp_rtr and ucma_modify_qp_rts: id.qp (if any)
+// through INIT to RTR, or to RTS, with rdma_init_qp_attr's attributes,
+// `depth` (max_dest_rd_atomic, max_rd_atomic) replacing the engine's unless
+// it is 0xFF (RDMA_MAX_RESP_RES, RDMA_MAX_INIT_DEPTH). 0 or -1 with errno.
+int qp_to_rtr(rdma_cm_id& id, uint8_t depth);
+int qp_to_rts(rdma_cm_id& id, uint8_t depth);
 
 }  // namespace ibfab::rdmacm

@@ -121,6 +121,28 @@ int qp_to_error(rdma_cm_id& id) {
   return modify(id.qp, attr, IBV_QP_STATE);
 }
 
+int qp_to_rtr(rdma_cm_id& id, uint8_t depth) {
+  if (!id.qp) return 0;
+  ibv_qp_attr attr{};
+  int mask = 0;
+  attr.qp_state = IBV_QPS_INIT;  // again: the connection may allow more access than before
+  if (rdma_init_qp_attr(&id, &attr, &mask) != 0 || modify(id.qp, attr, mask) != 0) return -1;
+  attr.qp_state = IBV_QPS_RTR;
+  if (rdma_init_qp_attr(&id, &attr, &mask) != 0) return -1;
+  if (depth != RDMA_MAX_RESP_RES) attr.max_dest_rd_atomic = depth;
+  return modify(id.qp, attr, mask);
+}
+
+int qp_to_rts(rdma_cm_id& id, uint8_t depth) {
+  if (!id.qp) return 0;
+  ibv_qp_attr attr{};
+  int mask = 0;
+  attr.qp_state = IBV_QPS_RTS;
+  if (rdma_init_qp_attr(&id, &attr, &mask) != 0) return -1;
+  if (depth != RDMA_MAX_INIT_DEPTH) attr.max_rd_atomic = depth;
+  return modify(id.qp, attr, mask);
+}
+
 }  // namespace ibfab::rdmacm
 
 using namespace ibfab;
@@ -139,6 +161,17 @@ IBFAB_RDMACM_EXPORT int rdma_init_qp_attr(rdma_cm_id* id, ibv_qp_attr* qp_attr, 
   qp_attr->sq_psn = r.info.sq_psn;
   qp_attr->pkey_index = r.info.pkey_index;
   qp_attr->port_num = r.info.port;
+  qp_attr->qp_access_flags = r.info.qp_access_flags;
+  qp_attr->path_mtu = static_cast<ibv_mtu>(r.info.path_mtu);
+  qp_attr->dest_qp_num = r.info.dest_qp_num;
+  qp_attr->rq_psn = r.info.rq_psn;
+  qp_attr->max_dest_rd_atomic = r.info.max_dest_rd_atomic;
+  qp_attr->min_rnr_timer = r.info.min_rnr_timer;
+  qp_attr->timeout = r.info.timeout;
+  qp_attr->retry_cnt = r.info.retry_cnt;
+  qp_attr->rnr_retry = r.info.rnr_retry;
+  qp_attr->max_rd_atomic = r.info.max_rd_atomic;
+  copy_ah(qp_attr->ah_attr, r.info.ah);
   *qp_attr_mask = static_cast<int>(r.info.qp_attr_mask);
   return 0;
 }

@@ -49,6 +49,7 @@ RdmaCmId& RdmaCm::create(uint32_t handle, uint16_t ps, uint8_t qp_type, fabric::
   id->home = home;
   id->ps = ps;
   id->qp_type = qp_type;
+  id->seq_num = first_psn(handle);
   return *ids_.emplace(handle, std::move(id)).first->second;
 }
 
@@ -63,9 +64,11 @@ void RdmaCm::destroy(RdmaCmId& id) {
   for (const RdmaCmJoin& j : id.joins)
     if (id.hca) port_stack(id).mcast->leave(j.member);
   if (id.bound) ports_.erase(*id.bound);
-  if (id.state == State::Connect) ib_cm_.cancel_sidr_req(id.request_id);
-  if (id.state == State::ConnectRequest)  // ib_cm rejects a SIDR REQ whose id goes away unanswered
+  if (id.state == State::Connect && !connected_type(id)) ib_cm_.cancel_sidr_req(id.request_id);
+  if (id.state == State::ConnectRequest && !connected_type(id))  // ib_cm rejects a SIDR REQ left unanswered
     ib_cm_.send_sidr_rep(id.requester, mad::sidr_status::kRejected, 0, 0, {});
+  if (id.state == State::Listen && connected_type(id)) listen_connected(id, false);
+  drop_connection(id);
   ids_.erase(id.handle);
 }
 
@@ -283,6 +286,7 @@ std::optional<uint32_t> RdmaCm::qkey_of(const RdmaCmId& id) {
 
 int64_t RdmaCm::init_qp_attr(RdmaCmId& id, uint32_t state, CmIdInfo& info) {
   if (!id.hca) return -EINVAL;
+  if (connected_type(id)) return init_connected_qp_attr(id, state, info);
   if (id.qp_type != IBV_QPT_UD) return -ENOSYS;
   info.qp_state = static_cast<uint8_t>(state);
   switch (state) {

@@ -28,10 +28,27 @@
 //   user does not adopt (its listener's backlog is full) "rejected"; a REP
 //   with a non-zero status becomes UNREACHABLE with that status, as the
 //   kernel reports it. An id destroyed before answering its REQ rejects it.
+// - RC and UC ids connect through ib_cm's connections (ib_cm_connection.h),
+//   as cma.c's cma_connect_ib, cma_accept_ib and cma_ib_handler do: the
+//   REQ carries the same header and service ID, the id's starting PSN
+//   (seq_num), the QP number and the connection parameters, 15 retries of
+//   CMA_CM_RESPONSE_TIMEOUT; the passive side's new id hears
+//   CONNECT_REQUEST, answers with a REP (accept) or a REJ "consumer
+//   reject"; the active side hears CONNECT_RESPONSE and sends the RTU when
+//   its user accepts (librdmacm does, once the QP is RTS); the passive side
+//   hears ESTABLISHED on the RTU (or on rdma_notify COMM_EST). REJ is
+//   REJECTED with its reason as the status; a REQ or REP unanswered past
+//   its retries UNREACHABLE -ETIMEDOUT; a DREQ received, a DREP, or a DREQ
+//   unanswered (-ETIMEDOUT) DISCONNECTED; the end of TIMEWAIT after that
+//   TIMEWAIT_EXIT. Destroying an id destroys its connection as
+//   ib_destroy_cm_id does (a REJ, a DREQ or a DREP to the peer). The kernel
+//   defers its MRAs until a REQ is repeated (IB_CM_MRA_FLAG_DELAY); these
+//   ids send none.
 // Events reach the user as they happen: within the request, or the
 // simulator event (a MAD, a timer, an SA answer), that made them.
 // rdma_cm.cpp holds the ids, addresses and routes; rdma_cm_join.cpp the
-// joins; rdma_cm_connect.cpp listen, connect, accept and reject.
+// joins; rdma_cm_connect.cpp listen and UD's SIDR; rdma_cm_connected.cpp
+// the connections of RC and UC ids and their QP attributes.
 #include <sys/socket.h>
 
 #include <cstdint>
@@ -43,17 +60,18 @@
 #include "api/client/cm_protocol.h"
 #include "api/server/kernel/host_stack.h"
 #include "api/server/kernel/ib_cm.h"
+#include "api/server/kernel/rdma_cm_addressing.h"
 #include "api/server/kernel/rdma_cm_id.h"
 #include "fabric/model/fabric.h"
 #include "fabric/topology/address_plan.h"
 
 namespace ibfab::api {
 
-class RdmaCm final : public IbCm::User {
+class RdmaCm final : public IbCm::User, private CmConnectionUser {
  public:
   class User {
    public:
-    // An incoming SIDR REQ for `listener` makes `id`: fill in ucma's
+    // An incoming SIDR REQ or REQ for `listener` makes `id`: fill in ucma's
     // fields (its handle first), or return false, leaving `id` as it is,
     // to have the request rejected.
     virtual bool adopt(RdmaCmId& id, RdmaCmId& listener) = 0;
@@ -89,6 +107,8 @@ class RdmaCm final : public IbCm::User {
   int64_t listen(RdmaCmId& id);
   int64_t connect(RdmaCmId& id, const CmConnect& req);
   int64_t answer(RdmaCmId& id, const CmConnect& req, bool accept);
+  int64_t disconnect(RdmaCmId& id);
+  int64_t notify(RdmaCmId& id, uint32_t event);
   int64_t join(RdmaCmId& id, const CmJoin& req);
   // The join left, or nullopt if the id has none by that uid.
   std::optional<RdmaCmJoin> leave(RdmaCmId& id, uint64_t uid);
@@ -103,6 +123,37 @@ class RdmaCm final : public IbCm::User {
   void on_sidr_rep(uint32_t owner, const mad::SidrRep* rep) override;
 
  private:
+  // ib_cm's connection events (rdma_cm_connected.cpp); the context is the
+  // id's handle.
+  void on_cm_req(CmId cm, uint64_t listen_context, const CmPeer& peer, const mad::CmReq& req) override;
+  void on_cm_rep(CmId cm, uint64_t context, const mad::CmRep& rep) override;
+  void on_cm_established(CmId cm, uint64_t context, const mad::CmRtu& rtu) override;
+  void on_cm_rej(CmId cm, uint64_t context, const mad::CmRej& rej) override;
+  void on_cm_mra(CmId cm, uint64_t context, const mad::CmMra& mra) override;
+  void on_cm_dreq(CmId cm, uint64_t context, const mad::CmDreq& dreq) override;
+  void on_cm_drep(CmId cm, uint64_t context, const mad::CmDrep& drep) override;
+  void on_cm_timewait_exit(CmId cm, uint64_t context) override;
+  void on_cm_timeout(CmId cm, uint64_t context, CmTimedOut what) override;
+
+  void disconnected(CmId cm, uint64_t context);
+  static bool connected_type(const RdmaCmId& id);
+  int64_t connect_connected(RdmaCmId& id, const CmConnect& req);
+  int64_t answer_connected(RdmaCmId& id, const CmConnect& req, bool accept);
+  int64_t init_connected_qp_attr(RdmaCmId& id, uint32_t state, CmIdInfo& info);
+  // Starts or stops ib_cm listening on the service ID of a connected
+  // listener (counted: several hosts may listen on one port).
+  void listen_connected(const RdmaCmId& id, bool on);
+  // The id a connection event names, if it still has that connection.
+  RdmaCmId* connection_owner(uint64_t context, CmId cm);
+  // Makes the id of an incoming request for `listener` (SIDR or REQ) at
+  // `hca`'s `port`, adopted by the user; null when the user refuses it.
+  RdmaCmId* make_request_id(RdmaCmId& listener, fabric::Hca& hca, uint8_t port, uint16_t pkey,
+                            uint64_t service_id, const cm::HeaderAddresses& header);
+  // The id's route as an address vector (the path's DLID, SL, rate, GRH).
+  static void ah_of(const RdmaCmId& id, CmAhAttr& ah);
+  // Ends the id's connection, if any, as ib_destroy_cm_id does.
+  void drop_connection(RdmaCmId& id);
+
   static wire::Gid port_gid(const fabric::Port& p);
   bool local(const RdmaCmId& id, const fabric::Hca& hca) const { return every_host_local_ || id.home == &hca; }
   fabric::Hca& routing_host(const RdmaCmId& id) const { return id.home ? *id.home : stacks_.first_host(); }
@@ -120,6 +171,7 @@ class RdmaCm final : public IbCm::User {
   bool every_host_local_;
   std::unordered_map<uint32_t, std::unique_ptr<RdmaCmId>> ids_;
   std::map<RdmaCmPort, uint32_t> ports_;  // bound ports -> id
+  std::map<uint64_t, uint32_t> connected_listens_;  // service ID -> connected listeners on it
   uint16_t next_ephemeral_ = 32768;
 };
 

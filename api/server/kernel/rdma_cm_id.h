@@ -22,7 +22,9 @@ namespace ibfab::api {
 
 struct UcmaClient;
 
-// rdma_cm's states (enum rdma_cm_state), as far as UD ids go.
+// rdma_cm's states (enum rdma_cm_state). The kernel keeps a connecting
+// id in RDMA_CM_CONNECT from the request to the disconnection; the steps
+// in between are told apart here, as cma.c tells them apart by ib_cm's.
 enum class RdmaCmState : uint8_t {
   Idle,
   AddrQuery,
@@ -31,10 +33,32 @@ enum class RdmaCmState : uint8_t {
   RouteQuery,
   RouteResolved,
   Listen,
-  Connect,         // SIDR REQ out
-  ConnectRequest,  // a SIDR REQ came in, not yet accepted or rejected
-  Connected,
+  Connect,         // the SIDR REQ or REQ out; connected ids: until the RTU is sent or comes
+  ConnectRequest,  // a SIDR REQ or REQ came in, not yet accepted or rejected
+  Connected,       // UD: answered; connected ids: ESTABLISHED
+  Disconnect,      // DISCONNECTED told (rdma_cm's RDMA_CM_DISCONNECT)
 };
+
+// A connected (RC, UC) id's connection: ib_cm's id and what
+// rdma_init_qp_attr gives for RTR and RTS, seen from this side.
+struct RdmaCmConnection {
+  CmId cm = 0;  // 0: none (ib_cm's ids are never 0)
+  uint32_t remote_qpn = 0;
+  uint32_t remote_psn = 0;          // the peer's starting PSN: this side's rq_psn
+  uint8_t responder_resources = 0;  // RTR's max_dest_rd_atomic
+  uint8_t initiator_depth = 0;      // RTS's max_rd_atomic
+  uint8_t retry_count = 0;
+  uint8_t rnr_retry_count = 0;
+  uint8_t path_mtu = 0;             // the REQ's
+  uint8_t ack_timeout = 0;          // RTS's timeout (cm.c's av.timeout)
+  bool active = false;              // made by rdma_connect (else from a REQ)
+  bool peer_known = false;          // the REQ (passive) or REP (active) came: RTR and RTS can be given
+};
+
+// The starting PSN an id offers (24 bits). The kernel draws it at random
+// when it makes the id; here it is a hash of the id's handle, so that runs
+// repeat.
+inline uint32_t first_psn(uint32_t handle) { return (handle * 0x9E3779B1u >> 8) & 0xFFFFFF; }
 
 struct RdmaCmJoin {
   uint64_t uid = 0;
@@ -75,6 +99,8 @@ struct RdmaCmId {
   std::vector<RdmaCmJoin> joins;
   uint32_t request_id = 0;    // Connect: ib_cm's RequestID of the SIDR REQ out
   SidrRequester requester;    // ConnectRequest: the SIDR REQ it answers
+  uint32_t seq_num = 0;       // the starting PSN this side offers (24 bits)
+  RdmaCmConnection conn;
 };
 
 }  // namespace ibfab::api
