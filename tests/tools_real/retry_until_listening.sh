@@ -1,19 +1,29 @@
 #!/bin/sh
-# usage: retry_until_listening.sh DEADLINE_S -- RDMA_CM_CLIENT ARGS...
+# usage: retry_until_listening.sh DEADLINE_S [--refused REGEX] -- RDMA_CM_CLIENT ARGS...
 #
-# Runs an rdma_cm UD client (udaddy -s ...) that was started once its
-# server printed that it is starting, which it does before rdma_listen: an
-# attempt that came first is refused with "service ID not supported"
-# (RDMA_CM_EVENT_UNREACHABLE, error 1, and the client exits). Such an
-# attempt is run again, until one is not refused or DEADLINE_S seconds
-# passed; the last attempt's output is printed and its status returned.
-[ $# -ge 3 ] && [ "$2" = "--" ] || { sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 2; }
-deadline=$(( $(date +%s) + $1 )); shift 2
+# Runs an rdma_cm client that was started once its server printed that it
+# is starting, which servers do before rdma_listen: an attempt that came
+# first is refused, and the client exits. By default that is a UD client's
+# "service ID not supported" (udaddy: RDMA_CM_EVENT_UNREACHABLE, error 1);
+# with --refused, output matching REGEX (an extended regular expression:
+# a connected client's REJECTED with reason 8, invalid service ID, as the
+# client prints it). Such an attempt is run again, until one is not
+# refused or DEADLINE_S seconds passed; the last attempt's output is
+# printed and its status returned.
+usage() { sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 2; }
+[ $# -ge 3 ] || usage
+deadline=$(( $(date +%s) + $1 )); shift
+refused_re="RDMA_CM_EVENT_UNREACHABLE, error: 1"
+if [ "$1" = "--refused" ]; then
+  [ $# -ge 4 ] || usage
+  refused_re=$2; shift 2
+fi
+[ "$1" = "--" ] || usage
+shift
 refused=0
 while :; do
   out=$("$@" 2>&1); status=$?
-  if [ $status -ne 0 ] && printf '%s\n' "$out" | grep -q "RDMA_CM_EVENT_UNREACHABLE, error: 1" \
-     && [ "$(date +%s)" -lt $deadline ]; then
+  if printf '%s\n' "$out" | grep -Eq "$refused_re" && [ "$(date +%s)" -lt $deadline ]; then
     refused=$((refused + 1))
     continue
   fi

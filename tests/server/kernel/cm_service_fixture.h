@@ -57,11 +57,11 @@ class CmClient {
     if (auto got = body_as<CmReply>(std::span<const uint8_t>(buf.data(), n > 0 ? n : 0), MsgType::CmReply)) r = *got;
     return r;
   }
-  uint32_t create_id(uint16_t ps = RDMA_PS_UDP) {
+  uint32_t create_id(uint16_t ps = RDMA_PS_UDP, uint8_t qp_type = IBV_QPT_UD) {
     CmCreateId c;
     c.channel = channel_;
     c.ps = ps;
-    c.qp_type = IBV_QPT_UD;
+    c.qp_type = qp_type;
     return static_cast<uint32_t>(request(MsgType::CmCreateId, &c, sizeof c).value);
   }
   int64_t simple(MsgType type, uint32_t id, uint32_t arg = 0) {
