@@ -124,7 +124,10 @@ CmReply Ucma::handle(UcmaClient& c, MsgType type, std::span<const uint8_t> msg, 
           case MsgType::CmDestroyId: return destroy_id(id);
           case MsgType::CmResolveRoute: return rdma_cm_.resolve_route(id, req->arg);
           case MsgType::CmListen: return listen(id, req->arg);
-          case MsgType::CmQueryId: rdma_cm_.query(id, r.info); return 0;
+          case MsgType::CmQueryId:
+            rdma_cm_.query(id, r.info);
+            end_request(id);  // a CONNECT_REQUEST's new id: librdmacm has read the event
+            return 0;
           case MsgType::CmInitQpAttr: return rdma_cm_.init_qp_attr(id, req->arg, r.info);
           case MsgType::CmDisconnect: return rdma_cm_.disconnect(id);
           case MsgType::CmNotify: return rdma_cm_.notify(id, req->arg);

@@ -12,11 +12,12 @@
 //   CmMigrateId and CmLeave to return.
 // - Listen backlog: rdma_listen's, bounded to 1..1024 (anything else is
 //   1024, net.rdma_ucm.max_backlog). A listener holds as many CONNECT_
-//   REQUEST ids not yet answered (accepted, rejected or destroyed) as its
-//   backlog; past that ucma does not adopt the request and ib_cm rejects
-//   it, as the kernel's ucma turns a request away. (The kernel counts the
-//   requests not yet read, which the engine cannot see: answered is what
-//   it can.)
+//   REQUEST ids not yet read as its backlog; past that ucma does not adopt
+//   the request and ib_cm rejects it, as the kernel's ucma turns a request
+//   away. The kernel counts a request read when ucma_get_event hands it
+//   out; the engine cannot see reads, but librdmacm queries the new id
+//   (CmQueryId) as it hands the event to the application, and a request
+//   answered (accepted, rejected) or destroyed was read too.
 // - Accounting: what a client makes the engine hold (its ids, its
 //   channels, and its channels' queued events), in bytes, for the engine
 //   to charge to its connection.
@@ -84,7 +85,7 @@ class Ucma final : public RdmaCm::User {
 
   RdmaCmId* find_id(UcmaClient& c, uint32_t handle);
   bool owns_channel(const UcmaClient& c, uint32_t channel) const;
-  void end_request(RdmaCmId& id);  // a CONNECT_REQUEST id answered or gone: its listener's backlog has room
+  void end_request(RdmaCmId& id);  // a CONNECT_REQUEST id read, answered or gone: its listener's backlog has room
   void write(Channel& ch, const CmEvent& ev);
   void hold(UcmaClient& c, std::ptrdiff_t bytes);
 

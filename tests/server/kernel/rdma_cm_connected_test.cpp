@@ -230,6 +230,22 @@ TEST_F(RdmaCmConnected, NoListenerAnRcRequestToAUcListenerAndAFullBacklogAreReje
   EXPECT_FALSE(server.next(0));
 }
 
+// The kernel gives a request's backlog slot back when the event is read;
+// librdmacm queries the new id as it hands the event out.
+TEST_F(RdmaCmConnected, AReadRequestGivesItsBacklogSlotBack) {
+  CmClient server(path(), "H2"), client(path(), "H1");
+  listen(server, kPort + 4, IBV_QPT_RC, 1);
+  for (uint32_t qpn : {0x31u, 0x32u, 0x33u}) {
+    ASSERT_EQ(connect(client, routed(client, "10.1.0.2", kPort + 4), qpn, ""), 0);
+    const auto req = server.next();
+    ASSERT_TRUE(req);
+    ASSERT_EQ(req->event, RDMA_CM_EVENT_CONNECT_REQUEST) << "request " << qpn;
+    CmIdRequest query{req->id, 0};
+    ASSERT_EQ(server.request(MsgType::CmQueryId, &query, sizeof query).value, 0);
+  }
+  EXPECT_FALSE(client.next(0)) << "none was rejected";
+}
+
 TEST_F(RdmaCmConnected, DisconnectingTellsBothSidesAndTimewaitEnds) {
   CmClient server(path(), "H2"), client(path(), "H1");
   listen(server);
