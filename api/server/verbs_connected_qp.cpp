@@ -61,7 +61,9 @@ int VerbsService::ConnectedQp::modify(const ModifyQp& m) {
 }
 
 void VerbsService::ConnectedQp::sync_state() {
-  rings_->state.value.store(static_cast<uint32_t>(ctx_.hca().qp_state(qpn_)), std::memory_order_release);
+  const fabric::QpState state = ctx_.hca().qp_state(qpn_);
+  reset_ = state == fabric::QpState::kReset;
+  rings_->state.value.store(static_cast<uint32_t>(state), std::memory_order_release);
 }
 
 void VerbsService::ConnectedQp::fatal() {
@@ -143,7 +145,7 @@ bool VerbsService::ConnectedQp::take_sends(uint64_t limit) {
 }
 
 bool VerbsService::ConnectedQp::run(uint64_t limit) {
-  if (ctx_.hca().qp_state(qpn_) == fabric::QpState::kReset) return false;
+  if (reset_) return false;
   bool work = take_receives();
   work |= take_sends(limit);
   return work;

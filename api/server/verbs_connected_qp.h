@@ -61,6 +61,7 @@ class VerbsService::ConnectedQp final : public fabric::QpEndpoint {
   Cq* rcq_;
   uint32_t qpn_ = 0;
   uint32_t sq_tail_ = 0;
+  bool reset_ = true;  // the model's QP is in RESET (only a modify moves it there or away: sync_state)
   uint32_t rq_taken_ = 0;
   std::vector<uint64_t> wr_ids_;     // by send ring counter: the application's wr_id
   std::vector<fabric::Sge> sges_;    // one WQE's SGEs on their way to the model

@@ -137,7 +137,7 @@ int64_t VerbsContext::create_qp(const CreateQp& req, ReceivedFds& fds) {
   if (req.qp_type == IBV_QPT_UD) hca_.set_endpoint(qpn, qp.get());
   scq->users++;
   rcq->users++;
-  service_.qps_.push_back(qp.get());
+  service_.qps_.add(qp.get());
   qps_.emplace(qpn, std::move(qp));
   return qpn;
 }
@@ -166,7 +166,7 @@ int64_t VerbsContext::create_connected_qp(const CreateQp& req, ReceivedFds& fds,
   qp->set_stamped(ordered_by_caller_);
   scq->users++;
   rcq->users++;
-  service_.connected_.push_back(qp.get());
+  service_.connected_.add(qp.get());
   connected_.emplace(qpn, std::move(qp));
   return qpn;
 }
@@ -182,7 +182,7 @@ int64_t VerbsContext::create_srq(const CreateSrq& req, ReceivedFds& fds) {
   auto srq = std::make_unique<VerbsService::SharedRq>(*this, std::move(mem), req);
   if (srq->create() == 0) return -EINVAL;
   const uint32_t h = next_handle_++;
-  service_.srqs_.push_back(srq.get());
+  service_.srqs_.add(srq.get());
   srqs_.emplace(h, std::move(srq));
   return h;
 }
@@ -196,7 +196,7 @@ int64_t VerbsContext::destroy_srq(uint32_t handle) {
   auto it = srqs_.find(handle);
   if (it == srqs_.end()) return -EINVAL;
   if (const int e = hca_.destroy_srq(it->second->srqn())) return -e;
-  std::erase(service_.srqs_, it->second.get());
+  service_.srqs_.remove(it->second.get());
   srqs_.erase(it);
   return 0;
 }
@@ -228,7 +228,7 @@ int64_t VerbsContext::destroy(MsgType type, uint32_t handle) {
       hca_.destroy_qp(handle);
       c->second->send_cq()->users--;
       c->second->recv_cq()->users--;
-      std::erase(service_.connected_, c->second.get());
+      service_.connected_.remove(c->second.get());
       connected_.erase(c);
       return 0;
     }
@@ -237,7 +237,7 @@ int64_t VerbsContext::destroy(MsgType type, uint32_t handle) {
     hca_.destroy_qp(handle);
     it->second->send_cq()->users--;
     it->second->recv_cq()->users--;
-    std::erase(service_.qps_, it->second.get());
+    service_.qps_.remove(it->second.get());
     qps_.erase(it);
     return 0;
   }

@@ -38,15 +38,15 @@ class VerbsContext final : public fabric::PortEventListener {
   ~VerbsContext() override {
     for (auto& [qpn, qp] : qps_) {
       hca_.destroy_qp(qpn);
-      std::erase(service_.qps_, qp.get());
+      service_.qps_.remove(qp.get());
     }
     for (auto& [qpn, qp] : connected_) {
       hca_.destroy_qp(qpn);
-      std::erase(service_.connected_, qp.get());
+      service_.connected_.remove(qp.get());
     }
     for (auto& [h, srq] : srqs_) {
       (void)hca_.destroy_srq(srq->srqn());
-      std::erase(service_.srqs_, srq.get());
+      service_.srqs_.remove(srq.get());
     }
     hca_.remove_listener(this);
     if (async_fd_ >= 0) ::close(async_fd_);

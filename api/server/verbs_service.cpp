@@ -67,12 +67,15 @@ uint64_t VerbsService::late_drops(const fabric::Hca& hca) const {
   return it == late_drops_.end() ? 0 : it->second;
 }
 
-bool VerbsService::run_rings() {
-  bool work = false;
-  for (Qp* qp : qps_) work |= qp->context().ordered_by_caller() ? qp->posted() : qp->run();
-  for (ConnectedQp* qp : connected_) work |= qp->context().ordered_by_caller() ? qp->posted() : qp->run();
-  for (SharedRq* srq : srqs_)
-    if (!srq->context().ordered_by_caller()) work |= srq->run();
+bool VerbsService::run_rings() { return scan(false); }
+
+bool VerbsService::scan(bool all) {
+  // A context whose caller takes its rings only says whether it has work.
+  auto qp = [](auto& q) { return q.context().ordered_by_caller() ? q.posted() : q.run(); };
+  auto srq = [](SharedRq& s) { return !s.context().ordered_by_caller() && s.run(); };
+  bool work = all ? qps_.run_all(qp) : qps_.run(qp);
+  work |= all ? connected_.run_all(qp) : connected_.run(qp);
+  work |= all ? srqs_.run_all(srq) : srqs_.run(srq);
   return work;
 }
 
@@ -87,7 +90,7 @@ bool VerbsService::prepare_to_sleep() {
   if (!page) return true;
   page->sleeping.value.store(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the client's, after it posts
-  if (run_rings()) {
+  if (scan(true)) {
     page->sleeping.value.store(0, std::memory_order_relaxed);
     return false;
   }

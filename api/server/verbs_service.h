@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/server/ring_scan.h"
 #include "api/client/protocol.h"
 #include "api/client/seqpacket.h"
 #include "api/client/shared_memory.h"
@@ -100,14 +101,18 @@ class VerbsService {
   class Cq;
 
  private:
+  // run_rings() over the active objects and a slice of the others
+  // (ring_scan.h), or over every one.
+  bool scan(bool all);
   int doorbell_ = -1;
   SharedMemory page_;
   int64_t rx_grace_ns_ = 0;
   std::unordered_map<const fabric::Hca*, uint64_t> late_drops_;
   std::vector<std::unique_ptr<VerbsContext>> contexts_;
-  std::vector<Qp*> qps_;  // every context's UD QPs, scanned by run_rings()
-  std::vector<ConnectedQp*> connected_;  // every context's RC and UC QPs, likewise
-  std::vector<SharedRq*> srqs_;          // every context's SRQs, likewise
+  // Every context's UD QPs, RC and UC QPs, and SRQs, scanned by run_rings().
+  RingScan<Qp> qps_;
+  RingScan<ConnectedQp> connected_;
+  RingScan<SharedRq> srqs_;
   std::function<void(const std::string&)> log_;
   friend class VerbsContext;
 };
