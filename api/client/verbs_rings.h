@@ -25,8 +25,10 @@
 // the fill even across wrap-around. Depths are powers of two.
 //
 // Waking the engine: it sets EnginePage::sleeping before it waits; a client
-// that posts work then writes the doorbell eventfd. While the engine runs,
-// posting makes no system call at all.
+// that posts work then writes the doorbell eventfd. A QP's receives are
+// not such work unless the QP is in error (to be flushed): the engine takes
+// them at the start of each round, before it moves any packet. While the
+// engine runs, posting makes no system call at all.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

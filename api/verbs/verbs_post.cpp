@@ -192,8 +192,15 @@ void put_recv(const ibv_recv_wr& wr, uint8_t* slot) {
   std::memcpy(slot, &w, sizeof w);
 }
 
+// A receive wakes no sleeping engine (no system call), unless the QP is in
+// error and the receive is to be flushed: the engine takes a QP's receives
+// at the start of every round, before it moves any packet, so a receive
+// posted before the peer's SEND (which wakes the engine) is in the model's
+// queue when that SEND arrives; one posted later is a race the responder
+// answers with an RNR NAK, as hardware does.
 int post_recv_connected(Qp& qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-  if (qp.state() == IBV_QPS_RESET || qp.srq) return *bad_wr = wr, EINVAL;
+  const ibv_qp_state state = qp.state();
+  if (state == IBV_QPS_RESET || qp.srq) return *bad_wr = wr, EINVAL;
   int error = 0;
   {
     std::lock_guard lock(qp.rq_mu);
@@ -204,7 +211,7 @@ int post_recv_connected(Qp& qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     }
     qp.rings->rq_posted.value.store(qp.rq_posted, std::memory_order_release);
   }
-  Context::from(qp.qp()->context)->link.doorbell();
+  if (state == IBV_QPS_ERR) Context::from(qp.qp()->context)->link.doorbell();
   if (error) *bad_wr = wr;
   return error;
 }
