@@ -29,6 +29,7 @@
 #include "api/client/protocol.h"
 #include "api/client/seqpacket.h"
 #include "api/client/shared_memory.h"
+#include "api/server/xrc_domains.h"
 #include "fabric/model/hca.h"
 
 namespace ibfab::api {
@@ -109,6 +110,7 @@ class VerbsService {
   std::vector<ConnectedQp*> connected_;  // every context's RC and UC QPs, likewise
   std::vector<SharedRq*> srqs_;          // every context's SRQs, likewise
   std::function<void(const std::string&)> log_;
+  XrcDomains xrc_domains_;  // every HCA's XRC domains, shared by the contexts on it
   friend class VerbsContext;
 };
 
