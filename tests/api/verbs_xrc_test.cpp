@@ -309,6 +309,28 @@ TEST_F(VerbsXrc, ADomainOpenedOnTheSameFileIsShared) {
   ::close(fd2);
 }
 
+TEST_F(VerbsXrc, ADomainGoesWithItsLastOpener) {
+  char name[] = "/tmp/ibfab-xrc-last-XXXXXX";
+  const int fd = ::mkstemp(name);
+  ASSERT_GE(fd, 0);
+  Ctx one(1), two(1);
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(two.ok());
+  ibv_xrcd* a = open_xrcd(one.ctx, fd, O_CREAT);
+  ASSERT_NE(a, nullptr);
+  ibv_xrcd* b = open_xrcd(two.ctx, fd, 0);  // the same domain
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(ibv_close_xrcd(a), 0);
+  ibv_xrcd* c = open_xrcd(one.ctx, fd, 0);  // still there: `two` holds it
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(ibv_close_xrcd(c), 0);
+  EXPECT_EQ(ibv_close_xrcd(b), 0);
+  EXPECT_EQ(open_xrcd(one.ctx, fd, 0), nullptr);  // gone with its last opener
+  EXPECT_EQ(errno, EINVAL);
+  ::close(fd);
+  ::unlink(name);
+}
+
 TEST_F(VerbsXrc, AnSrqOfAnotherDomainIsAnInvalidRequest) {
   ibv_xrcd* own = open_xrcd(tgt_.ctx, -1, 0);  // no file: a domain of its own
   ASSERT_NE(own, nullptr) << std::strerror(errno);
