@@ -121,7 +121,7 @@ class Hca final : public Node {
   // 0, EINVAL (no such SRQ), EBUSY (QPs use it).
   int destroy_srq(uint32_t srqn);
 
-  // --- XRC (IBTA Vol 1 9.8.4 / Annex A14) ---
+  // --- XRC (IBTA Vol 1 Annex A14) ---
   // XRC domains: ids > 0. dealloc_xrcd: 0, EINVAL (no such domain), EBUSY
   // (an XRC SRQ or target QP belongs to it).
   uint32_t alloc_xrcd();

@@ -1,4 +1,4 @@
-// XRC (IBTA Vol 1 9.8.4, Annex A14) on the HCA model: an initiator QP on
+// XRC (IBTA Vol 1 Annex A14) on the HCA model: an initiator QP on
 // one host sends to a target QP of an XRC domain on another; each request
 // names the domain's XRC SRQ that takes it, whose CQ gets the completion
 // and whose PD checks the memory reached. A request naming no SRQ of the
