@@ -277,6 +277,38 @@ TEST_F(VerbsXrc, AnUnknownSrqNumberCompletesWithRemoteInvalidRequest) {
   EXPECT_EQ(s.wr_id, 7u);
 }
 
+TEST_F(VerbsXrc, TheSrqLimitAndTheTargetsErrorAreAsyncEvents) {
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_EQ(post_srq(srq_, i, tgt_.sge(i * 256, 256)), 0);
+  ibv_srq_attr sa{};
+  sa.srq_limit = 2;
+  ASSERT_EQ(ibv_modify_srq(srq_, &sa, IBV_SRQ_LIMIT), 0);
+  ASSERT_EQ(send_to(iq_, srqn_, 1, IBV_WR_SEND, ini_.sge(0, 16)), 0);
+  EXPECT_EQ(one(ini_.cq).status, IBV_WC_SUCCESS);
+  EXPECT_EQ(one(tgt_.cq).status, IBV_WC_SUCCESS);
+  // One left after the second: fewer than the limit of 2, the event once.
+  ASSERT_EQ(send_to(iq_, srqn_, 2, IBV_WR_SEND, ini_.sge(0, 16)), 0);
+  EXPECT_EQ(one(ini_.cq).status, IBV_WC_SUCCESS);
+  EXPECT_EQ(one(tgt_.cq).status, IBV_WC_SUCCESS);
+  ibv_async_event ev;
+  ASSERT_EQ(ibv_get_async_event(tgt_.ctx, &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+  EXPECT_EQ(ev.element.srq, srq_);
+  ibv_ack_async_event(&ev);
+  // A request naming no SRQ of the domain: the target QP's owner hears
+  // of its error.
+  ASSERT_EQ(send_to(iq_, 0xABCDE, 3, IBV_WR_SEND, ini_.sge(0, 16)), 0);
+  EXPECT_EQ(one(ini_.cq).status, IBV_WC_REM_INV_REQ_ERR);
+  ASSERT_EQ(ibv_get_async_event(tgt_.ctx, &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_REQ_ERR);
+  EXPECT_EQ(ev.element.qp, tq_);
+  ibv_ack_async_event(&ev);
+  ibv_qp_attr qa{};
+  ibv_qp_init_attr qi{};
+  ASSERT_EQ(ibv_query_qp(tq_, &qa, IBV_QP_STATE, &qi), 0);
+  EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
+  EXPECT_EQ(qi.qp_type, IBV_QPT_XRC_RECV);
+}
+
 TEST_F(VerbsXrc, ADomainOpenedOnTheSameFileIsShared) {
   // A second context on the target's device (as another process of the
   // host would) opens the same file: its SRQ is in the same domain, so the
