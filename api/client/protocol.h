@@ -71,6 +71,8 @@ enum class MsgType : uint16_t {
   CreateSrq,
   ModifySrq,
   DestroySrq,
+  OpenXrcd,
+  CloseXrcd,
   VerbsReply,
   // The connection manager's requests (cm_protocol.h), each answered by a
   // CmReply.

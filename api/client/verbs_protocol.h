@@ -21,7 +21,8 @@
 //                  8-byte CQ handle of each completion event there);
 //   CreateCq       the CQ ring's memfd (CqRing);
 //   CreateQp       the QP rings' memfd (QpRings);
-//   CreateSrq      the SRQ's ring memfd (QpRings with its receive ring only).
+//   CreateSrq      the SRQ's ring memfd (QpRings with its receive ring only);
+//   OpenXrcd       the file that names the XRC domain, when there is one.
 // Every reply is a VerbsReply: 0 or a value (a handle, a QP number, a
 // key), or -errno. Bad sizes, unknown handles and fds that do not fit are
 // refused with -EINVAL; the connection stays up.
@@ -62,7 +63,7 @@ struct CreateQp {
   uint32_t max_recv_sge = 0;
   uint32_t max_inline_data = 0;
   uint32_t srq = 0;  // RC and UC: a CreateSrq handle whose WQEs the QP takes, or 0 (its own queue)
-  uint32_t reserved2 = 0;
+  uint32_t xrcd = 0; // XRC_RECV: the OpenXrcd handle of its domain (it has no PD, CQs or queues of use)
 };
 
 // CreateSrq: a shared receive queue of `depth` WQEs of up to `max_sge`
@@ -74,7 +75,25 @@ struct CreateSrq {
   uint32_t depth = 0;
   uint32_t max_sge = 0;
   uint32_t slot = 0;
-  uint64_t user_handle = 0;  // echoed in its async events
+  uint64_t user_handle = 0;  // echoed in its async events (and an XRC SRQ's CQEs)
+  // An XRC SRQ (IBV_SRQT_XRC): its domain (an OpenXrcd handle) and the CQ
+  // (a CreateCq handle) its receive completions go to; 0 for an ordinary
+  // SRQ. The reply then holds its handle in bits 31:0 and its SRQ number
+  // (what initiators put in XRCETH) in bits 55:32.
+  uint32_t xrcd = 0;
+  uint32_t cq = 0;
+};
+
+// OpenXrcd (ibv_open_xrcd): with a file (the fd travels with the request),
+// the host's XRC domain of that file's inode on this HCA, shared by every
+// process that opens it, created when `oflags` has O_CREAT (EINVAL
+// without, if none exists; EINVAL with O_EXCL if one does); with none
+// (has_file 0), a domain of this context's own. Replies with the handle.
+// CloseXrcd (a DestroyObject): EBUSY while an SRQ or QP this context made
+// in it remains; the domain goes when the last context has closed it.
+struct OpenXrcd {
+  uint32_t oflags = 0;
+  uint32_t has_file = 0;
 };
 
 struct ModifySrq {

@@ -92,7 +92,8 @@ struct ConnectedWqe {
   uint32_t inline_length = 0;
   uint16_t num_sge = 0;
   uint8_t opcode = 0;        // enum ibv_wr_opcode
-  uint8_t reserved[5] = {};
+  uint8_t reserved = 0;
+  uint32_t remote_srqn = 0;  // XRC_SEND: the target's XRC SRQ number
   uint64_t stamp = 0;        // as SendWqe::stamp
 };
 static_assert(sizeof(ConnectedWqe) == 64);
@@ -107,7 +108,9 @@ static_assert(sizeof(RecvWqe) == 16);
 
 // One completion.
 struct Cqe {
-  enum Flags : uint8_t { kGrh = 1, kImmediate = 2, kReceive = 4, kConnected = 8, kInvalidate = 16 };
+  // kXrcSrq: a receive an XRC SRQ took (whichever target QP it came
+  // through); qp_handle is then the SRQ's user handle (CreateSrq).
+  enum Flags : uint8_t { kGrh = 1, kImmediate = 2, kReceive = 4, kConnected = 8, kInvalidate = 16, kXrcSrq = 32 };
   uint64_t wr_id = 0;      // send completions
   uint64_t qp_handle = 0;  // the QP's user handle (CreateQp)
   uint32_t qp_num = 0;

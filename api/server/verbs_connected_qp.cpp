@@ -18,7 +18,10 @@ uint32_t VerbsService::ConnectedQp::create() {
   caps.max_send_sge = req_.max_send_sge;
   caps.max_recv_sge = req_.max_recv_sge;
   caps.max_inline_data = req_.max_inline_data;
-  const fabric::Transport t = req_.qp_type == IBV_QPT_RC ? fabric::Transport::kRc : fabric::Transport::kUc;
+  if (req_.qp_type == IBV_QPT_XRC_RECV) return qpn_ = ctx_.hca().create_xrc_target_qp(model_xrcd_, this);
+  const fabric::Transport t = req_.qp_type == IBV_QPT_RC   ? fabric::Transport::kRc
+                              : req_.qp_type == IBV_QPT_UC ? fabric::Transport::kUc
+                                                           : fabric::Transport::kXrcSend;
   qpn_ = ctx_.hca().create_connected_qp(t, req_.pd, caps, req_.srq, this, req_.sq_sig_all != 0);
   return qpn_;
 }
@@ -116,6 +119,7 @@ bool VerbsService::ConnectedQp::take_sends(uint64_t limit) {
     wr.rkey = w.rkey;
     wr.compare_add = w.compare_add;
     wr.swap = w.swap;
+    wr.remote_srqn = w.remote_srqn;
     bool fits = true;
     if (w.send_flags & IBV_SEND_INLINE) {
       fits = w.inline_length <= req_.max_inline_data && sizeof w + w.inline_length <= req_.sq_slot;
@@ -173,18 +177,10 @@ void VerbsService::ConnectedQp::on_send_completion(const fabric::WorkCompletion&
 }
 
 void VerbsService::ConnectedQp::on_recv_completion(const fabric::WorkCompletion& wc) {
-  Cqe c = completion(wc);
-  c.flags |= Cqe::kReceive;
-  c.wr_id = wc.wr_id;
-  c.src_qp = wc.src_qp;
-  c.slid = wc.slid;
-  c.sl = wc.sl;
-  c.pkey_index = wc.pkey_index;
-  c.dlid_path_bits = wc.dlid_path_bits;
-  c.imm_data = wc.imm_data;
-  if (wc.wc_flags & fabric::wc_flag::kGrh) c.flags |= Cqe::kGrh;
-  if (wc.wc_flags & fabric::wc_flag::kWithImm) c.flags |= Cqe::kImmediate;
-  if (wc.wc_flags & fabric::wc_flag::kWithInv) c.flags |= Cqe::kInvalidate;
+  if (!rcq_) return;  // an XRC target's go to its SRQs' CQs
+  Cqe c = receive_cqe(wc);
+  c.qp_handle = req_.user_handle;
+  c.qp_num = qpn_;
   rcq_->push(c, false);
   if (wc.status != IBV_WC_SUCCESS) sync_state();
 }

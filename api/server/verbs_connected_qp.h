@@ -1,5 +1,5 @@
 #pragma once
-// An RC or UC QP of a verbs connection.
+// An RC, UC or XRC (initiator or target) QP of a verbs connection.
 #include <infiniband/verbs.h>
 
 #include <algorithm>
@@ -22,9 +22,11 @@ namespace ibfab::api {
 // CQ rings.
 class VerbsService::ConnectedQp final : public fabric::QpEndpoint {
  public:
-  ConnectedQp(VerbsContext& ctx, SharedMemory mem, const CreateQp& req, Cq* scq, Cq* rcq)
+  // An XRC target (XRC_RECV) has no CQs: its receives complete on the XRC
+  // SRQs' CQs. `model_xrcd` is its domain in the model.
+  ConnectedQp(VerbsContext& ctx, SharedMemory mem, const CreateQp& req, Cq* scq, Cq* rcq, uint32_t model_xrcd = 0)
       : ctx_(ctx), mem_(std::move(mem)), rings_(mem_.as<rings::QpRings>()), req_(req), scq_(scq), rcq_(rcq),
-        wr_ids_(req.sq_depth), sges_(std::max(req.max_send_sge, req.max_recv_sge)) {
+        model_xrcd_(model_xrcd), wr_ids_(req.sq_depth), sges_(std::max(req.max_send_sge, req.max_recv_sge)) {
     rings_->state.value.store(IBV_QPS_RESET, std::memory_order_release);
   }
   // The model's QP; 0 if it refused (no such PD).
@@ -32,6 +34,7 @@ class VerbsService::ConnectedQp final : public fabric::QpEndpoint {
   uint32_t qpn() const { return qpn_; }
   Cq* send_cq() const { return scq_; }
   Cq* recv_cq() const { return rcq_; }
+  const CreateQp& request() const { return req_; }
   int modify(const ModifyQp& m);
   bool run(uint64_t limit = UINT64_MAX);
   bool posted() const { return rings_->sq_head.value.load(std::memory_order_acquire) != sq_tail_; }
@@ -59,6 +62,7 @@ class VerbsService::ConnectedQp final : public fabric::QpEndpoint {
   CreateQp req_;
   Cq* scq_;
   Cq* rcq_;
+  uint32_t model_xrcd_;
   uint32_t qpn_ = 0;
   uint32_t sq_tail_ = 0;
   bool reset_ = true;  // the model's QP is in RESET (only a modify moves it there or away: sync_state)

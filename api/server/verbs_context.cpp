@@ -92,6 +92,12 @@ int64_t VerbsContext::handle(MsgType type, std::span<const uint8_t> msg, Receive
     case MsgType::DestroySrq:
       if (auto r = body_as<DestroyObject>(msg, type)) return destroy_srq(r->handle);
       break;
+    case MsgType::OpenXrcd:
+      if (auto r = body_as<OpenXrcd>(msg, type)) return open_xrcd(*r, fds);
+      break;
+    case MsgType::CloseXrcd:
+      if (auto r = body_as<DestroyObject>(msg, type)) return close_xrcd(r->handle);
+      break;
     default:
       break;
   }
@@ -122,7 +128,9 @@ int64_t VerbsContext::create_cq(const CreateCq& req, ReceivedFds& fds) {
 int64_t VerbsContext::create_qp(const CreateQp& req, ReceivedFds& fds) {
   VerbsService::Cq* scq = find(cqs_, req.send_cq);
   VerbsService::Cq* rcq = find(cqs_, req.recv_cq);
-  if (req.qp_type == IBV_QPT_RC || req.qp_type == IBV_QPT_UC) return create_connected_qp(req, fds, scq, rcq);
+  if (req.qp_type == IBV_QPT_RC || req.qp_type == IBV_QPT_UC || req.qp_type == IBV_QPT_XRC_SEND ||
+      req.qp_type == IBV_QPT_XRC_RECV)
+    return create_connected_qp(req, fds, scq, rcq);
   const auto good_depth = [](uint32_t d) { return d > 0 && d <= rings::kMaxDepth && rings::ring_depth(d) == d; };
   if (!scq || !rcq || fds.count != 1 || !good_depth(req.sq_depth) || !good_depth(req.rq_depth) ||
       req.sq_slot < sizeof(SendWqe) || req.sq_slot > sizeof(SendWqe) + rings::kMaxUdPayload ||
@@ -150,22 +158,31 @@ int64_t VerbsContext::create_connected_qp(const CreateQp& req, ReceivedFds& fds,
                                                                       req.max_inline_data);
   const uint64_t rq_need = sizeof(RecvWqe) + uint64_t{req.max_recv_sge} * sizeof(RingSge);
   constexpr uint32_t kMaxSlot = sizeof(SendWqe) + rings::kMaxUdPayload;
-  if (!scq || !rcq || fds.count != 1 || !good_depth(req.sq_depth) || !good_depth(req.rq_depth) ||
-      !memory_.has_pd(req.pd) || req.max_send_sge > 64 || req.max_recv_sge > 64 || req.max_inline_data > 2048 ||
-      (req.srq != 0 && !find(srqs_, req.srq)) ||
+  // An XRC target has its domain and nothing else: no PD, CQs or SRQ.
+  const bool target = req.qp_type == IBV_QPT_XRC_RECV;
+  XrcdHandle* domain = target ? xrcd(req.xrcd) : nullptr;
+  const VerbsService::SharedRq* srq = req.srq != 0 ? find(srqs_, req.srq) : nullptr;
+  if ((target ? !domain : !scq || !rcq || !memory_.has_pd(req.pd)) || fds.count != 1 ||
+      !good_depth(req.sq_depth) || !good_depth(req.rq_depth) || req.max_send_sge > 64 || req.max_recv_sge > 64 ||
+      req.max_inline_data > 2048 || (req.srq != 0 && (!srq || srq->cq() || target)) ||
       req.sq_slot < sq_need || req.sq_slot > kMaxSlot || req.rq_slot < rq_need || req.rq_slot > kMaxSlot)
     return -EINVAL;
   SharedMemory mem;
   if (const int e = mem.map(fds.take(0), QpRings::bytes(req.sq_depth, req.sq_slot, req.rq_depth, req.rq_slot)))
     return e;
   CreateQp model = req;
-  if (req.srq != 0) model.srq = find(srqs_, req.srq)->srqn();
-  auto qp = std::make_unique<VerbsService::ConnectedQp>(*this, std::move(mem), model, scq, rcq);
+  if (srq) model.srq = srq->srqn();
+  auto qp = std::make_unique<VerbsService::ConnectedQp>(*this, std::move(mem), model, target ? nullptr : scq,
+                                                        target ? nullptr : rcq, domain ? domain->model : 0);
   const uint32_t qpn = qp->create();
   if (qpn == 0) return -EINVAL;
   qp->set_stamped(ordered_by_caller_);
-  scq->users++;
-  rcq->users++;
+  if (target) {
+    domain->users++;
+  } else {
+    scq->users++;
+    rcq->users++;
+  }
   service_.connected_.add(qp.get());
   connected_.emplace(qpn, std::move(qp));
   return qpn;
@@ -173,18 +190,26 @@ int64_t VerbsContext::create_connected_qp(const CreateQp& req, ReceivedFds& fds,
 
 int64_t VerbsContext::create_srq(const CreateSrq& req, ReceivedFds& fds) {
   const bool good_depth = req.depth > 0 && req.depth <= rings::kMaxDepth && rings::ring_depth(req.depth) == req.depth;
+  // An XRC SRQ: its domain and its CQ, both given or neither.
+  XrcdHandle* domain = req.xrcd ? xrcd(req.xrcd) : nullptr;
+  VerbsService::Cq* cq = req.cq ? find(cqs_, req.cq) : nullptr;
+  if ((req.xrcd || req.cq) && (!domain || !cq)) return -EINVAL;
   if (fds.count != 1 || !good_depth || !memory_.has_pd(req.pd) || req.max_sge > 64 ||
       req.slot < sizeof(RecvWqe) + std::size_t{req.max_sge} * sizeof(RingSge) ||
       req.slot > sizeof(SendWqe) + rings::kMaxUdPayload)
     return -EINVAL;
   SharedMemory mem;
   if (const int e = mem.map(fds.take(0), QpRings::bytes(0, 0, req.depth, req.slot))) return e;
-  auto srq = std::make_unique<VerbsService::SharedRq>(*this, std::move(mem), req);
+  auto srq = std::make_unique<VerbsService::SharedRq>(*this, std::move(mem), req, cq, domain ? domain->model : 0);
   if (srq->create() == 0) return -EINVAL;
   const uint32_t h = next_handle_++;
+  const uint32_t srqn = srq->srqn();
   service_.srqs_.add(srq.get());
   srqs_.emplace(h, std::move(srq));
-  return h;
+  if (!domain) return h;
+  domain->users++;
+  cq->users++;
+  return int64_t{srqn} << 32 | h;
 }
 
 int64_t VerbsContext::modify_srq(const ModifySrq& req) {
@@ -196,6 +221,10 @@ int64_t VerbsContext::destroy_srq(uint32_t handle) {
   auto it = srqs_.find(handle);
   if (it == srqs_.end()) return -EINVAL;
   if (const int e = hca_.destroy_srq(it->second->srqn())) return -e;
+  if (VerbsService::Cq* cq = it->second->cq()) {
+    cq->users--;
+    xrcd(it->second->request().xrcd)->users--;
+  }
   service_.srqs_.remove(it->second.get());
   srqs_.erase(it);
   return 0;
@@ -226,8 +255,12 @@ int64_t VerbsContext::destroy(MsgType type, uint32_t handle) {
   if (type == MsgType::DestroyQp) {
     if (auto c = connected_.find(handle); c != connected_.end()) {
       hca_.destroy_qp(handle);
-      c->second->send_cq()->users--;
-      c->second->recv_cq()->users--;
+      if (c->second->send_cq()) {
+        c->second->send_cq()->users--;
+        c->second->recv_cq()->users--;
+      } else {  // an XRC target
+        xrcd(c->second->request().xrcd)->users--;
+      }
       service_.connected_.remove(c->second.get());
       connected_.erase(c);
       return 0;

@@ -48,6 +48,7 @@ class VerbsContext final : public fabric::PortEventListener {
       (void)hca_.destroy_srq(srq->srqn());
       service_.srqs_.remove(srq.get());
     }
+    close_xrcds();
     hca_.remove_listener(this);
     if (async_fd_ >= 0) ::close(async_fd_);
   }
@@ -113,6 +114,23 @@ class VerbsContext final : public fabric::PortEventListener {
   int64_t create_srq(const CreateSrq& req, ReceivedFds& fds);
   int64_t modify_srq(const ModifySrq& req);
   int64_t destroy_srq(uint32_t handle);
+
+  // XRC domains this context opened (verbs_context_xrc.cpp), by handle:
+  // the model's id and how many of this context's XRC SRQs and target
+  // QPs are in it.
+  struct XrcdHandle {
+    uint32_t model = 0;
+    uint32_t users = 0;
+  };
+  std::map<uint32_t, XrcdHandle> xrcds_;
+  int64_t open_xrcd(const OpenXrcd& req, ReceivedFds& fds);
+  int64_t close_xrcd(uint32_t handle);
+  // Every domain left open, once its SRQs and QPs are gone.
+  void close_xrcds();
+  XrcdHandle* xrcd(uint32_t handle) {
+    auto it = xrcds_.find(handle);
+    return it == xrcds_.end() ? nullptr : &it->second;
+  }
 };
 
 }  // namespace ibfab::api

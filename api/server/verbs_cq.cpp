@@ -16,6 +16,27 @@ void write_record(int fd, const void* data, std::size_t size) {
   if (fd >= 0) (void)::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+Cqe receive_cqe(const fabric::WorkCompletion& wc) {
+  Cqe c;
+  c.flags = Cqe::kConnected | Cqe::kReceive;
+  c.status = wc.status;
+  c.opcode = wc.opcode;
+  c.byte_len = wc.byte_len;
+  c.vendor_err = static_cast<uint16_t>(wc.vendor_err);
+  c.wr_id = wc.wr_id;
+  c.qp_num = wc.qp_num;
+  c.src_qp = wc.src_qp;
+  c.slid = wc.slid;
+  c.sl = wc.sl;
+  c.pkey_index = wc.pkey_index;
+  c.dlid_path_bits = wc.dlid_path_bits;
+  c.imm_data = wc.imm_data;
+  if (wc.wc_flags & fabric::wc_flag::kGrh) c.flags |= Cqe::kGrh;
+  if (wc.wc_flags & fabric::wc_flag::kWithImm) c.flags |= Cqe::kImmediate;
+  if (wc.wc_flags & fabric::wc_flag::kWithInv) c.flags |= Cqe::kInvalidate;
+  return c;
+}
+
 bool VerbsService::Cq::push(const Cqe& e, bool solicited) {
   // An overrun CQ is in error for good: it takes no more completions.
   if (overrun_ || head_ - ring_->tail.value.load(std::memory_order_acquire) >= depth_) {

@@ -10,12 +10,17 @@
 #include "api/client/shared_memory.h"
 #include "api/client/verbs_rings.h"
 #include "api/server/verbs_service.h"
+#include "fabric/model/work_request.h"
 
 namespace ibfab::api {
 
 // Writes a record on a non-blocking socket the client reads; a client
 // that does not read loses records, never the engine its time.
 void write_record(int fd, const void* data, std::size_t size);
+
+// The CQE of a connected QP's receive completion (its QP and handle, and
+// kXrcSrq, are the caller's).
+rings::Cqe receive_cqe(const fabric::WorkCompletion& wc);
 
 struct Channel {
   int fd = -1;
@@ -31,7 +36,7 @@ class VerbsService::Cq {
         user_handle_(user_handle) {}
   // Writes a completion; false (and the CQ in overrun) when it is full.
   bool push(const rings::Cqe& e, bool solicited);
-  uint32_t users = 0;  // QPs that complete here
+  uint32_t users = 0;  // QPs (and XRC SRQs) that complete here
   Channel* channel() const { return channel_; }
 
  private:

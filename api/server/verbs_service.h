@@ -30,6 +30,7 @@
 #include "api/client/protocol.h"
 #include "api/client/seqpacket.h"
 #include "api/client/shared_memory.h"
+#include "api/server/xrc_domains.h"
 #include "fabric/model/hca.h"
 
 namespace ibfab::api {
@@ -114,6 +115,7 @@ class VerbsService {
   RingScan<ConnectedQp> connected_;
   RingScan<SharedRq> srqs_;
   std::function<void(const std::string&)> log_;
+  XrcDomains xrc_domains_;  // every HCA's XRC domains, shared by the contexts on it
   friend class VerbsContext;
 };
 

@@ -3,13 +3,23 @@
 #include <infiniband/verbs.h>
 
 #include "api/server/verbs_context.h"
+#include "api/server/verbs_cq.h"
 #include "api/server/verbs_receive_ring.h"
 
 namespace ibfab::api {
 
 uint32_t VerbsService::SharedRq::create() {
-  srqn_ = ctx_.hca().create_srq(req_.pd, req_.depth, req_.max_sge, this);
+  srqn_ = cq_ ? ctx_.hca().create_xrc_srq(model_xrcd_, req_.pd, req_.depth, req_.max_sge, this, this)
+              : ctx_.hca().create_srq(req_.pd, req_.depth, req_.max_sge, this);
   return srqn_;
+}
+
+void VerbsService::SharedRq::on_recv_completion(const fabric::WorkCompletion& wc) {
+  if (!cq_) return;  // an ordinary SRQ's go to the QP that took them
+  rings::Cqe c = receive_cqe(wc);
+  c.flags |= rings::Cqe::kXrcSrq;
+  c.qp_handle = req_.user_handle;
+  cq_->push(c, false);
 }
 
 bool VerbsService::SharedRq::run() {

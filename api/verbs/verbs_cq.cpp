@@ -58,6 +58,8 @@ ibv_wc_status scatter(Context& c, const RecvWr& w, const uint8_t* slot, uint32_t
 
 void fill_wc(const Cqe& e, ibv_wc& wc) {
   std::memset(&wc, 0, sizeof wc);
+  // An XRC SRQ's receive names the SRQ (its QP may be another process's).
+  Srq* xrc_srq = (e.flags & Cqe::kXrcSrq) ? reinterpret_cast<Srq*>(e.qp_handle) : nullptr;
   Qp& qp = *reinterpret_cast<Qp*>(e.qp_handle);
   wc.qp_num = e.qp_num;
   wc.status = static_cast<ibv_wc_status>(e.status);
@@ -79,7 +81,7 @@ void fill_wc(const Cqe& e, ibv_wc& wc) {
     if (e.flags & Cqe::kImmediate) wc.wc_flags |= IBV_WC_WITH_IMM;
     if (e.flags & Cqe::kInvalidate) wc.wc_flags |= IBV_WC_WITH_INV;
     if (e.flags & (Cqe::kImmediate | Cqe::kInvalidate)) wc.imm_data = e.imm_data;
-    (qp.srq ? qp.srq->done : qp.rq_done).fetch_add(1, std::memory_order_release);
+    (xrc_srq ? xrc_srq->done : qp.srq ? qp.srq->done : qp.rq_done).fetch_add(1, std::memory_order_release);
     return;
   }
   if (!(e.flags & Cqe::kReceive)) {

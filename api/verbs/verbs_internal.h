@@ -84,10 +84,20 @@ struct RecvWr {
   ibv_sge sge[kMaxSge];
 };
 
-// A shared receive queue (RC and UC QPs): its WQEs go through a ring to the
-// engine's SRQ as a QP's receives do.
+// An XRC domain (ibv_open_xrcd): the engine's handle of the host's domain.
+struct Xrcd {
+  ibv_xrcd xrcd{};  // first
+  uint32_t handle = 0;  // the engine's
+  static Xrcd* from(ibv_xrcd* x) { return reinterpret_cast<Xrcd*>(x); }
+};
+
+// A shared receive queue (RC and UC QPs, or XRC targets for an XRC SRQ):
+// its WQEs go through a ring to the engine's SRQ as a QP's receives do.
 struct Srq {
   ibv_srq srq{};  // first; srq.handle: the engine's
+  ibv_srq_type type = IBV_SRQT_BASIC;
+  uint32_t srq_num = 0;  // XRC: the number initiators name (ibv_get_srq_num)
+  Xrcd* xrcd = nullptr;  // XRC: its domain
   api::SharedMemory mem;
   api::rings::QpRings* rings = nullptr;  // the receive ring only
   uint32_t depth = 0, slot = 0, max_sge = 0;
@@ -123,7 +133,8 @@ struct Qp {
   std::vector<RecvWr> rwr;
   ibv_qp* qp() { return &qpx.qp_base; }
   static Qp* from(ibv_qp* q) { return reinterpret_cast<Qp*>(q); }
-  bool connected() const { return qpx.qp_base.qp_type == IBV_QPT_RC || qpx.qp_base.qp_type == IBV_QPT_UC; }
+  bool connected() const { return qpx.qp_base.qp_type != IBV_QPT_UD; }
+  Xrcd* xrcd = nullptr;  // XRC_RECV: its domain
   // The state as the engine last set it (ERR after a completion error).
   ibv_qp_state state() const { return static_cast<ibv_qp_state>(rings->state.value.load(std::memory_order_acquire)); }
 };
@@ -181,5 +192,16 @@ int query_device_ex_op(ibv_context* context, const ibv_query_device_ex_input* in
                        size_t attr_size);
 ibv_qp* create_qp_ex_op(ibv_context* context, ibv_qp_init_attr_ex* attr);
 ibv_cq_ex* create_cq_ex_op(ibv_context* context, ibv_cq_init_attr_ex* attr);
+// An SRQ registered with the engine (verbs_srq.cpp): an XRC SRQ when
+// `xrcd` is given, its receive completions then on `cq`. `a` is updated
+// to the sizes given. Null with errno set on failure.
+ibv_srq* make_srq(ibv_pd* pd, ibv_srq_attr& a, void* srq_context, Xrcd* xrcd, ibv_cq* cq);
+// XRC (verbs_xrc.cpp). xrc_qp_attr checks an XRC QP's creation attributes
+// and completes them for create_qp (0 or an errno value).
+int xrc_qp_attr(ibv_context* context, ibv_qp_init_attr_ex& a);
+ibv_xrcd* open_xrcd_op(ibv_context* context, ibv_xrcd_init_attr* attr);
+int close_xrcd_op(ibv_xrcd* xrcd);
+ibv_srq* create_srq_ex_op(ibv_context* context, ibv_srq_init_attr_ex* attr);
+int get_srq_num_op(ibv_srq* srq, uint32_t* srq_num);
 
 }  // namespace ibfab::verbs

@@ -97,10 +97,10 @@ void install_ops(verbs_context& v) {
   v.ABI_placeholder1 = reinterpret_cast<void (*)()>(v.ibv_create_flow);
   v.ABI_placeholder2 = reinterpret_cast<void (*)()>(v.ibv_destroy_flow);
   fill(v.open_qp);
-  fill(v.get_srq_num);
-  fill(v.create_srq_ex);
-  fill(v.open_xrcd);
-  fill(v.close_xrcd);
+  v.get_srq_num = get_srq_num_op;
+  v.create_srq_ex = create_srq_ex_op;
+  v.open_xrcd = open_xrcd_op;
+  v.close_xrcd = close_xrcd_op;
   v.sz = sizeof(verbs_context);
   v.context.abi_compat = reinterpret_cast<void*>(~uintptr_t{0});  // __VERBS_ABI_IS_EXTENDED
 }

@@ -92,7 +92,9 @@ int refuse_recv(const Qp& qp, const ibv_recv_wr& wr) {
 // The error an RC or UC WR is refused with at post time, as mlx5 refuses
 // it (0: accepted).
 int refuse_connected(const Qp& qp, const ibv_send_wr& wr) {
-  const bool rc = qp.qpx.qp_base.qp_type == IBV_QPT_RC;
+  const ibv_qp_type type = qp.qpx.qp_base.qp_type;
+  if (type == IBV_QPT_XRC_RECV) return EINVAL;  // an XRC target has no send queue
+  const bool rc = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
   switch (opcode_of(wr)) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
@@ -122,10 +124,11 @@ int refuse_connected(const Qp& qp, const ibv_send_wr& wr) {
   return 0;
 }
 
-// Writes `wr` into send slot `slot` of an RC or UC QP.
-void put_connected(const ibv_send_wr& wr, uint64_t stamp, uint8_t* slot) {
+// Writes `wr` into send slot `slot` of an RC, UC or XRC_SEND QP.
+void put_connected(const Qp& qp, const ibv_send_wr& wr, uint64_t stamp, uint8_t* slot) {
   ConnectedWqe w;
   w.wr_id = wr.wr_id;
+  if (qp.qpx.qp_base.qp_type == IBV_QPT_XRC_SEND) w.remote_srqn = wr.qp_type.xrc.remote_srqn & 0xFFFFFF;
   w.opcode = static_cast<uint8_t>(opcode_of(wr));
   w.send_flags = wr.send_flags;
   w.stamp = stamp;
@@ -170,7 +173,7 @@ int post_send_connected(Qp& qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         error = ENOMEM;
         break;
       }
-      put_connected(*wr, stamp, qp.rings->send_slot(qp.sq_head, qp.sq_depth, qp.sq_slot));
+      put_connected(qp, *wr, stamp, qp.rings->send_slot(qp.sq_head, qp.sq_depth, qp.sq_slot));
       ++qp.sq_head;
     }
     qp.rings->sq_head.value.store(qp.sq_head, std::memory_order_release);
@@ -200,7 +203,8 @@ void put_recv(const ibv_recv_wr& wr, uint8_t* slot) {
 // answers with an RNR NAK, as hardware does.
 int post_recv_connected(Qp& qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   const ibv_qp_state state = qp.state();
-  if (state == IBV_QPS_RESET || qp.srq) return *bad_wr = wr, EINVAL;
+  const bool xrc = qp.qp()->qp_type == IBV_QPT_XRC_SEND || qp.qp()->qp_type == IBV_QPT_XRC_RECV;  // no RQ
+  if (state == IBV_QPS_RESET || qp.srq || xrc) return *bad_wr = wr, EINVAL;
   int error = 0;
   {
     std::lock_guard lock(qp.rq_mu);

@@ -29,17 +29,27 @@ namespace {
 
 constexpr uint64_t kSupportedCreateFlags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
 
-ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
-  if (!context || !a.pd || !a.send_cq || !a.recv_cq) return fail_null<ibv_qp>(EINVAL);
-  if (a.comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS))
+ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& given) {
+  if (!context) return fail_null<ibv_qp>(EINVAL);
+  if (given.comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+                                                IBV_QP_INIT_ATTR_XRCD))
     return fail_null<ibv_qp>(EOPNOTSUPP);
+  ibv_qp_init_attr_ex a = given;
+  if (a.qp_type == IBV_QPT_XRC_SEND || a.qp_type == IBV_QPT_XRC_RECV) {
+    // XRC's half QPs (verbs_xrc.cpp): an initiator has a send queue only,
+    // a target nothing of its own but its domain.
+    if (const int e = xrc_qp_attr(context, a)) return fail_null<ibv_qp>(e);
+  }
+  const bool target = a.qp_type == IBV_QPT_XRC_RECV;  // no PD, CQs nor queues
+  if (!target && (!a.pd || !a.send_cq || !a.recv_cq)) return fail_null<ibv_qp>(EINVAL);
   if ((a.comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && (a.create_flags & ~kSupportedCreateFlags))
     return fail_null<ibv_qp>(EOPNOTSUPP);
-  if (a.qp_type != IBV_QPT_UD && a.qp_type != IBV_QPT_RC && a.qp_type != IBV_QPT_UC)
+  if (a.qp_type != IBV_QPT_UD && a.qp_type != IBV_QPT_RC && a.qp_type != IBV_QPT_UC &&
+      a.qp_type != IBV_QPT_XRC_SEND && a.qp_type != IBV_QPT_XRC_RECV)
     return fail_null<ibv_qp>(EOPNOTSUPP);
-  const bool connected = a.qp_type == IBV_QPT_RC || a.qp_type == IBV_QPT_UC;
+  const bool connected = a.qp_type != IBV_QPT_UD;
   if (a.srq && (!connected || a.srq->context != context)) return fail_null<ibv_qp>(a.srq ? EINVAL : EOPNOTSUPP);
-  if (a.send_cq->context != context || a.recv_cq->context != context || a.pd->context != context)
+  if (!target && (a.send_cq->context != context || a.recv_cq->context != context || a.pd->context != context))
     return fail_null<ibv_qp>(EINVAL);
   const ibv_qp_cap& cap = a.cap;
   if (cap.max_send_wr > kMaxQpWr || cap.max_recv_wr > kMaxQpWr || cap.max_send_sge > kMaxSge ||
@@ -59,6 +69,8 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
     qp->rq_depth = 1;
     qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
   }
+  if (a.qp_type == IBV_QPT_XRC_SEND || target) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;  // no RQ
+  if (target) qp->cap.max_send_wr = qp->cap.max_send_sge = qp->cap.max_inline_data = 0;
   if (connected) {  // a WQE and its SGEs or inline bytes; a receive WQE and its SGEs
     const uint32_t follow = std::max<uint32_t>(qp->cap.max_send_sge * sizeof(RingSge), kMaxInline);
     qp->sq_slot = (static_cast<uint32_t>(sizeof(ConnectedWqe)) + follow + 63) & ~63u;
@@ -68,15 +80,15 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
     qp->rq_slot = api::rings::kGrhBytes + api::rings::kMaxUdPayload;
   }
   qp->sq_sig_all = a.sq_sig_all != 0;
-  qp->scq = Cq::from(a.send_cq);
-  qp->rcq = Cq::from(a.recv_cq);
+  qp->scq = target ? nullptr : Cq::from(a.send_cq);
+  qp->rcq = target ? nullptr : Cq::from(a.recv_cq);
   qp->rwr.resize(qp->rq_depth);
   if (const int e = qp->mem.create(QpRings::bytes(qp->sq_depth, qp->sq_slot, qp->rq_depth, qp->rq_slot), "ibfab-qp"))
     return fail_null<ibv_qp>(-e);
   qp->rings = new (qp->mem.data()) QpRings;
   api::CreateQp req;
-  req.send_cq = qp->scq->handle;
-  req.recv_cq = qp->rcq->handle;
+  req.send_cq = qp->scq ? qp->scq->handle : 0;
+  req.recv_cq = qp->rcq ? qp->rcq->handle : 0;
   req.sq_depth = qp->sq_depth;
   req.rq_depth = qp->rq_depth;
   req.sq_slot = qp->sq_slot;
@@ -86,20 +98,26 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& a) {
                             (a.create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
   req.qp_type = static_cast<uint8_t>(a.qp_type);
   req.user_handle = reinterpret_cast<uint64_t>(qp.get());
-  req.pd = a.pd->handle;
+  req.pd = a.pd ? a.pd->handle : 0;
   req.max_send_sge = qp->cap.max_send_sge;
   req.max_recv_sge = qp->cap.max_recv_sge;
   req.max_inline_data = qp->cap.max_inline_data;
   req.srq = a.srq ? a.srq->handle : 0;
+  if (a.qp_type == IBV_QPT_XRC_RECV) {
+    qp->xrcd = Xrcd::from(given.xrcd);
+    req.xrcd = qp->xrcd->handle;
+  }
   const int give[] = {qp->mem.fd()};
   const int64_t qpn = Context::from(context)->link.request(api::MsgType::CreateQp, &req, sizeof req, give);
   if (qpn < 0) return fail_null<ibv_qp>(static_cast<int>(-qpn));
   ibv_qp& q = *qp->qp();
   q.context = context;
   q.qp_context = a.qp_context;
-  q.pd = a.pd;
-  q.send_cq = a.send_cq;
-  q.recv_cq = a.recv_cq;
+  q.pd = given.qp_type == IBV_QPT_XRC_RECV ? nullptr : a.pd;
+  q.send_cq = given.qp_type == IBV_QPT_XRC_RECV ? nullptr : a.send_cq;
+  q.recv_cq = given.qp_type == IBV_QPT_UD || given.qp_type == IBV_QPT_RC || given.qp_type == IBV_QPT_UC
+                  ? a.recv_cq
+                  : nullptr;
   q.srq = a.srq;
   q.handle = static_cast<uint32_t>(qpn);
   q.qp_num = static_cast<uint32_t>(qpn);

@@ -21,13 +21,14 @@ inline constexpr int kGidTableLength = 1;  // one GID per port: the port GID
 // What the device can do, as ibv_device_attr.device_cap_flags and (all 64
 // bits) ibv_device_attr_ex.device_cap_flags_ex say it: P_Key and Q_Key
 // violations are counted (PortInfo), port events are reported, the system
-// image GUID is real, RC NAKs with RNR, and a UD AH's port must be the QP's.
+// image GUID is real, RC NAKs with RNR, a UD AH's port must be the QP's,
+// and XRC (domains, XRC SRQs, XRC_SEND and XRC_RECV QPs) works.
 inline constexpr uint64_t kDeviceCapFlags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
                                             IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_PORT_ACTIVE_EVENT |
-                                            IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN;
+                                            IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_XRC;
 
 // ibv_device_attr as the kernel's uverbs fills it for this HCA. Fields of
-// features the library does not offer yet (XRC, memory windows, raw QPs,
+// features the library does not offer yet (memory windows, raw QPs,
 // FMRs, EE) are 0, as a device without them reports.
 void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   std::memset(&a, 0, sizeof a);

@@ -1,5 +1,6 @@
-// Shared receive queues, for RC and UC QPs: the engine's SRQ in the HCA
-// model, fed through a ring (verbs_rings.h) as a QP's receives are. The
+// Shared receive queues, for RC and UC QPs (and XRC SRQs, verbs_xrc.cpp):
+// the engine's SRQ in the HCA model, fed through a ring (verbs_rings.h) as
+// a QP's receives are. The
 // limit (ibv_modify_srq IBV_SRQ_LIMIT) fires IBV_EVENT_SRQ_LIMIT_REACHED
 // once, as on hardware; resizing (IBV_SRQ_MAX_WR) is refused, as mlx5
 // refuses it.
@@ -18,9 +19,9 @@ using api::rings::QpRings;
 using api::rings::RecvWqe;
 using api::rings::RingSge;
 
-IBFAB_VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
-  if (!pd || !attr) return fail_null<ibv_srq>(EINVAL);
-  const ibv_srq_attr& a = attr->attr;
+namespace ibfab::verbs {
+
+ibv_srq* make_srq(ibv_pd* pd, ibv_srq_attr& a, void* srq_context, Xrcd* xrcd, ibv_cq* cq) {
   if (a.max_wr == 0 || a.max_wr > kMaxQpWr || a.max_sge > kMaxSge) return fail_null<ibv_srq>(EINVAL);
   auto srq = std::make_unique<Srq>();
   srq->depth = api::rings::ring_depth(a.max_wr);
@@ -35,19 +36,35 @@ IBFAB_VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) 
   req.max_sge = srq->max_sge;
   req.slot = srq->slot;
   req.user_handle = reinterpret_cast<uint64_t>(srq.get());
+  if (xrcd) {
+    req.xrcd = xrcd->handle;
+    req.cq = Cq::from(cq)->handle;
+  }
   const int give[] = {srq->mem.fd()};
   const int64_t h = Context::from(pd->context)->link.request(api::MsgType::CreateSrq, &req, sizeof req, give);
   if (h < 0) return fail_null<ibv_srq>(static_cast<int>(-h));
   ibv_srq& s = srq->srq;
   s.context = pd->context;
-  s.srq_context = attr->srq_context;
+  s.srq_context = srq_context;
   s.pd = pd;
   s.handle = static_cast<uint32_t>(h);
+  if (xrcd) {
+    srq->type = IBV_SRQT_XRC;
+    srq->xrcd = xrcd;
+    srq->srq_num = static_cast<uint32_t>(h >> 32) & 0xFFFFFF;
+  }
   pthread_mutex_init(&s.mutex, nullptr);
   pthread_cond_init(&s.cond, nullptr);
-  attr->attr.max_wr = srq->depth;
-  attr->attr.max_sge = srq->max_sge;
+  a.max_wr = srq->depth;
+  a.max_sge = srq->max_sge;
   return &srq.release()->srq;
+}
+
+}  // namespace ibfab::verbs
+
+IBFAB_VERBS_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
+  if (!pd || !attr) return fail_null<ibv_srq>(EINVAL);
+  return make_srq(pd, attr->attr, attr->srq_context, nullptr, nullptr);
 }
 
 IBFAB_VERBS_EXPORT int ibv_modify_srq(ibv_srq* s, ibv_srq_attr* attr, int mask) {

@@ -26,6 +26,15 @@ bool takes_method(const std::array<uint64_t, 2>& m, uint8_t method) {
   return method < 128 && (m[method / 64] >> (method % 64) & 1) != 0;
 }
 
+// The BTH transport (opcode bits 7:5) of a connected QP's packets.
+uint8_t wire_transport(Transport t) {
+  switch (t) {
+    case Transport::kRc: return wire::opcode::kRc;
+    case Transport::kUc: return wire::opcode::kUc;
+    default: return wire::opcode::kXrc;
+  }
+}
+
 bool is_smp_class(uint8_t c) {
   return c == wire::mgmt_class::kSubnLid || c == wire::mgmt_class::kSubnDirected;
 }
@@ -345,7 +354,7 @@ void Hca::receive(Port& in, PacketRef pkt) {
   // The transport is in BTH.OpCode bits 7:5.
   const std::size_t bth = wire::Lrh::kSize + ((b[1] & 3) == wire::Lrh::kLnhIbaGlobal ? wire::Grh::kSize : 0);
   const uint8_t transport = b.size() > bth ? (b[bth] & wire::opcode::kTransportMask) : wire::opcode::kUd;
-  if (transport == wire::opcode::kRc || transport == wire::opcode::kUc) {
+  if (transport == wire::opcode::kRc || transport == wire::opcode::kUc || transport == wire::opcode::kXrc) {
     receive_connected(in, pkt);
     return;
   }
@@ -451,12 +460,12 @@ int Hca::dealloc_pd(uint32_t pd) {
 
 uint32_t Hca::create_connected_qp(Transport t, uint32_t pd, const QpCaps& caps, uint32_t srqn, QpEndpoint* ep,
                                   bool sq_sig_all) {
-  if (t != Transport::kRc && t != Transport::kUc) return 0;
+  if (t == Transport::kXrcRecv || (t == Transport::kXrcSend && srqn != 0)) return 0;
   if (std::find(pds_.begin(), pds_.end(), pd) == pds_.end()) return 0;
   Srq* srq = nullptr;
   if (srqn != 0) {
     auto it = srqs_.find(srqn);
-    if (it == srqs_.end()) return 0;
+    if (it == srqs_.end() || it->second->xrcd != 0) return 0;
     srq = it->second.get();
   }
   const uint32_t qpn = next_qpn_++;
@@ -466,7 +475,7 @@ uint32_t Hca::create_connected_qp(Transport t, uint32_t pd, const QpCaps& caps, 
     rq = &srq->rq;
     ++srq->users;
     qp_srq_.emplace(qpn, srqn);
-  } else {
+  } else if (t != Transport::kXrcSend) {
     rq = own_rqs_.emplace(qpn, std::make_unique<ReceiveQueue>(std::max(caps.max_recv_wr, 1u), caps.max_recv_sge))
              .first->second.get();
   }
@@ -498,8 +507,53 @@ int Hca::post_recv(uint32_t qpn, const RecvWr& wr) {
 uint32_t Hca::create_srq(uint32_t pd, uint32_t depth, uint32_t max_sge, QpEndpoint* ep) {
   if (std::find(pds_.begin(), pds_.end(), pd) == pds_.end()) return 0;
   const uint32_t srqn = next_srqn_++;
-  srqs_.emplace(srqn, std::make_unique<Srq>(Srq{pd, ReceiveQueue(std::max(depth, 1u), max_sge), ep, 0}));
+  srqs_.emplace(srqn, std::make_unique<Srq>(Srq{pd, ReceiveQueue(std::max(depth, 1u), max_sge), ep}));
   return srqn;
+}
+
+// --- XRC ---
+
+uint32_t Hca::alloc_xrcd() {
+  xrcds_.push_back(next_xrcd_);
+  return next_xrcd_++;
+}
+
+int Hca::dealloc_xrcd(uint32_t xrcd) {
+  auto it = std::find(xrcds_.begin(), xrcds_.end(), xrcd);
+  if (it == xrcds_.end()) return EINVAL;
+  for (const auto& [srqn, srq] : srqs_)
+    if (srq->xrcd == xrcd) return EBUSY;
+  for (const auto& [qpn, qp] : connected_)
+    if (qp->xrcd() == xrcd) return EBUSY;
+  xrcds_.erase(it);
+  return 0;
+}
+
+uint32_t Hca::create_xrc_srq(uint32_t xrcd, uint32_t pd, uint32_t depth, uint32_t max_sge, QpEndpoint* ep,
+                             QpEndpoint* cq) {
+  if (std::find(xrcds_.begin(), xrcds_.end(), xrcd) == xrcds_.end()) return 0;
+  const uint32_t srqn = create_srq(pd, depth, max_sge, ep);
+  if (srqn == 0) return 0;
+  Srq& srq = *srqs_.at(srqn);
+  srq.xrcd = xrcd;
+  srq.cq = cq;
+  return srqn;
+}
+
+uint32_t Hca::create_xrc_target_qp(uint32_t xrcd, QpEndpoint* ep) {
+  if (std::find(xrcds_.begin(), xrcds_.end(), xrcd) == xrcds_.end()) return 0;
+  const uint32_t qpn = next_qpn_++;
+  scratch_.resize(PacketPool::kMaxPacket);
+  auto qp = std::make_unique<rc::ConnectedQp>(*this, qpn, Transport::kXrcRecv, 0, QpCaps{0, 0, 0, 0, 0}, false,
+                                              nullptr, true, 0, nullptr, ep);
+  qp->set_xrcd(xrcd);
+  connected_.emplace(qpn, std::move(qp));
+  return qpn;
+}
+
+Hca::Srq* Hca::xrc_srq(uint32_t srqn, uint32_t xrcd) {
+  auto it = srqs_.find(srqn);
+  return it == srqs_.end() || it->second->xrcd == 0 || it->second->xrcd != xrcd ? nullptr : it->second.get();
 }
 
 int Hca::post_srq_recv(uint32_t srqn, const RecvWr& wr) {
@@ -539,7 +593,7 @@ void Hca::receive_connected(Port& in, const PacketRef& pkt) {
   }
   auto it = connected_.find(p.bth.dest_qp);
   if (it == connected_.end() || it->second->port_number() != in.number() ||
-      (it->second->transport() == Transport::kRc) != ((p.bth.opcode & wire::opcode::kTransportMask) == wire::opcode::kRc)) {
+      wire_transport(it->second->transport()) != (p.bth.opcode & wire::opcode::kTransportMask)) {
     connected_stats_.no_qp++;
     return;
   }

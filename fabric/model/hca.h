@@ -98,7 +98,9 @@ class Hca final : public Node {
   // Creates an RC or UC QP in RESET (QP numbers from the UD QPs' space).
   // srqn 0: the QP has its own receive queue of caps.max_recv_wr WQEs.
   // sq_sig_all: every send WQE completes (ibv_qp_init_attr.sq_sig_all).
-  // Returns 0 when `pd` or `srqn` names nothing or the transport is XRC.
+  // XRC_SEND (an XRC initiator): no receive queue (srqn must be 0); each
+  // send WR names its target's XRC SRQ (SendWr::remote_srqn).
+  // Returns 0 when `pd` or `srqn` names nothing, or the transport is XRC_RECV.
   uint32_t create_connected_qp(Transport t, uint32_t pd, const QpCaps& caps, uint32_t srqn, QpEndpoint* ep,
                                bool sq_sig_all = false);
   // Applies the attributes `mask` names and acts on the state (the caller
@@ -118,6 +120,26 @@ class Hca final : public Node {
   int arm_srq_limit(uint32_t srqn, uint32_t limit);
   // 0, EINVAL (no such SRQ), EBUSY (QPs use it).
   int destroy_srq(uint32_t srqn);
+
+  // --- XRC (IBTA Vol 1 Annex A14) ---
+  // XRC domains: ids > 0. dealloc_xrcd: 0, EINVAL (no such domain), EBUSY
+  // (an XRC SRQ or target QP belongs to it).
+  uint32_t alloc_xrcd();
+  int dealloc_xrcd(uint32_t xrcd);
+  // An XRC SRQ of domain `xrcd`, its WQEs' SGEs in `pd`; its number (the
+  // one an initiator puts in XRCETH) is its id. Receive completions of
+  // the messages it takes go to `cq` (the SRQ's CQ), whichever target QP
+  // took them; the limit event to `ep`. 0: no such PD or domain.
+  uint32_t create_xrc_srq(uint32_t xrcd, uint32_t pd, uint32_t depth, uint32_t max_sge, QpEndpoint* ep,
+                          QpEndpoint* cq);
+  // An XRC target QP (XRC_RECV) of domain `xrcd`, in RESET: a responder
+  // only, whose requests name the XRC SRQ (of its domain) that takes them;
+  // its events go to `ep`. XRC initiator QPs (XRC_SEND) come from
+  // create_connected_qp. 0: no such domain.
+  uint32_t create_xrc_target_qp(uint32_t xrcd, QpEndpoint* ep);
+  // The XRC SRQ `srqn` if it belongs to `xrcd` (null otherwise).
+  struct Srq;
+  Srq* xrc_srq(uint32_t srqn, uint32_t xrcd);
   // Sends a connected QP's packet out of `port`, or back to this HCA when
   // it is addressed to the port itself; returns when it has left.
   sim::Time transmit_connected(Port& port, PacketRef pkt);
@@ -147,6 +169,17 @@ class Hca final : public Node {
  protected:
   void send_management(Port& in, PacketRef pkt, uint8_t out_port, sim::Time ready) override;
   bool deliver_to_agents(Port& in, PacketRef& pkt, const MadPacketLayout& layout) override;
+
+ public:
+  // A shared receive queue (ordinary or XRC).
+  struct Srq {
+    uint32_t pd;
+    ReceiveQueue rq;
+    QpEndpoint* ep;        // its events (the limit)
+    uint32_t users = 0;    // QPs attached (ordinary SRQs)
+    uint32_t xrcd = 0;     // XRC: its domain (0: an ordinary SRQ)
+    QpEndpoint* cq = nullptr;  // XRC: where its receive completions go
+  };
 
  private:
   struct Agent {
@@ -183,12 +216,6 @@ class Hca final : public Node {
   std::vector<PortEventListener*> listeners_;
   UdStats ud_stats_;
 
-  struct Srq {
-    uint32_t pd;
-    ReceiveQueue rq;
-    QpEndpoint* ep;
-    uint32_t users = 0;
-  };
   MemoryTable memory_;
   std::vector<uint32_t> pds_;  // allocated PD ids
   uint32_t next_pd_ = 1;
@@ -197,6 +224,8 @@ class Hca final : public Node {
   std::unordered_map<uint32_t, uint32_t> qp_srq_;                       // QP number -> its SRQ
   std::unordered_map<uint32_t, std::unique_ptr<Srq>> srqs_;
   uint32_t next_srqn_ = 1;
+  std::vector<uint32_t> xrcds_;  // allocated XRC domain ids
+  uint32_t next_xrcd_ = 1;
   std::vector<uint8_t> scratch_;  // sized when the first connected QP is made
   ConnectedStats connected_stats_;
 };

@@ -111,6 +111,7 @@ struct SendWr {
   const Sge* sge = nullptr;
   std::span<const uint8_t> inline_data;  // kInline: the bytes, copied at post
   MwBind bind;                   // BIND_MW
+  uint32_t remote_srqn = 0;      // XRC_SEND: the target's XRC SRQ number (XRCETH)
 };
 
 // A receive work request: up to the queue's max_sge SGEs.

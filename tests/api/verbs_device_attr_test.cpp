@@ -133,11 +133,12 @@ TEST_F(VerbsDeviceAttr, AbsentFeaturesReadZero) {
 TEST_F(VerbsDeviceAttr, CapabilityFlagsAreWhatTheModelDoes) {
   const auto flags = static_cast<uint32_t>(legacy_.device_cap_flags);
   for (uint32_t want : {IBV_DEVICE_BAD_PKEY_CNTR, IBV_DEVICE_BAD_QKEY_CNTR, IBV_DEVICE_UD_AV_PORT_ENFORCE,
-                        IBV_DEVICE_PORT_ACTIVE_EVENT, IBV_DEVICE_SYS_IMAGE_GUID, IBV_DEVICE_RC_RNR_NAK_GEN})
+                        IBV_DEVICE_PORT_ACTIVE_EVENT, IBV_DEVICE_SYS_IMAGE_GUID, IBV_DEVICE_RC_RNR_NAK_GEN,
+                        IBV_DEVICE_XRC})
     EXPECT_TRUE(flags & want) << "missing 0x" << std::hex << want;
   for (uint32_t absent : {IBV_DEVICE_RESIZE_MAX_WR, IBV_DEVICE_RAW_MULTI, IBV_DEVICE_AUTO_PATH_MIG,
                           IBV_DEVICE_CHANGE_PHY_PORT, IBV_DEVICE_CURR_QP_STATE_MOD, IBV_DEVICE_SHUTDOWN_PORT, IBV_DEVICE_SRQ_RESIZE, IBV_DEVICE_N_NOTIFY_CQ,
-                          IBV_DEVICE_MEM_WINDOW, IBV_DEVICE_UD_IP_CSUM, IBV_DEVICE_XRC,
+                          IBV_DEVICE_MEM_WINDOW, IBV_DEVICE_UD_IP_CSUM,
                           IBV_DEVICE_MEM_MGT_EXTENSIONS, IBV_DEVICE_MEM_WINDOW_TYPE_2A,
                           IBV_DEVICE_MEM_WINDOW_TYPE_2B, IBV_DEVICE_RC_IP_CSUM, IBV_DEVICE_RAW_IP_CSUM,
                           IBV_DEVICE_MANAGED_FLOW_STEERING})

@@ -4,7 +4,7 @@
 usage: served.py IBFAB TOPOLOGY NODE EXPECT_REGEX [--sm-none] [--serve-arg ARG]... [--exec-arg ARG]...
                  [--copies N] [--pcap-expect REGEX]
                  [--count REGEX N]
-                 [--background BGNODE BGPROGRAM... --wait-for REGEX [--listening]
+                 [--background BGNODE BGPROGRAM... (--wait-for REGEX [--listening] | --listening)
                   [--line-buffered] [--background-expect REGEX] [--kill-first]] -- PROGRAM ARGS...
 
 Starts `IBFAB serve --topology TOPOLOGY` on a private socket (with
@@ -27,7 +27,9 @@ prints reaches the pipe line by line (ibv_ud_pingpong and perftest print
 their banners with printf and wait for a client without flushing), and
 the wait goes on until it also has a TCP socket listening: those servers
 print the banner just before they listen, and a client that came in
-between would find no one. With --background-expect, BGPROGRAM must then
+between would find no one (without --wait-for, a server that prints
+nothing before a client comes, such as ibv_xsrq_pingpong's, is waited
+for by its socket alone). With --background-expect, BGPROGRAM must then
 exit by itself, 0, within 60 s of PROGRAM's end, and its output match
 every REGEX (separated by '|||'). With --kill-first, BGPROGRAM is started
 once before, killed with SIGKILL once it is waiting, and the engine must
@@ -98,11 +100,15 @@ def listening(pid):
         return False
     # The tables of the process's own network namespace (its host's).
     for table in (f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"):
-        with open(table) as f:
-            for row in f.readlines()[1:]:
-                cols = row.split()
-                if cols[3] == "0A" and f"socket:[{cols[9]}]" in sockets:
-                    return True
+        try:
+            with open(table) as f:
+                rows = f.readlines()[1:]
+        except OSError:  # it has exited meanwhile
+            return False
+        for row in rows:
+            cols = row.split()
+            if cols[3] == "0A" and f"socket:[{cols[9]}]" in sockets:
+                return True
     return False
 
 
@@ -141,9 +147,11 @@ def main():
     background, wait_for, bg_expect = None, None, None
     if "--background" in options:
         b = options.index("--background")
-        w = options.index("--wait-for")
+        # BGPROGRAM ends at --wait-for, or at --listening when there is no
+        # line to wait for.
+        w = min(options.index(o) for o in ("--wait-for", "--listening") if o in options)
         background = options[b + 1:w]
-        wait_for = options[w + 1]
+        wait_for = options[options.index("--wait-for") + 1] if "--wait-for" in options else None
         if "--background-expect" in options:
             bg_expect = options[options.index("--background-expect") + 1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,7 +180,7 @@ def main():
                                      + line_buffered + background[1:],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
                 out = Output(p.stdout)
-                if not out.wait_for(wait_for, 60):
+                if wait_for and not out.wait_for(wait_for, 60):
                     p.kill()
                     print(f"{background[1]} never printed {wait_for}:\n" + out.text(10)[-3000:])
                     return None, None

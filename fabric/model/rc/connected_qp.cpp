@@ -44,6 +44,7 @@ ConnectedQp::ConnectedQp(Hca& hca, uint32_t qpn, Transport transport, uint32_t p
       shared_rq_(shared),
       rq_pd_(rq_pd),
       srq_ep_(srq_endpoint),
+      rdma_pd_(pd),
       recv_sge_(rq ? rq->max_sge() : 0) {
   attr_.port = 1;
 }
@@ -134,7 +135,7 @@ void ConnectedQp::reset() {
 }
 
 int ConnectedQp::post_send(const SendWr& wr) {
-  if (state_ == QpState::kReset || state_ == QpState::kInit) return EINVAL;
+  if (state_ == QpState::kReset || state_ == QpState::kInit || transport_ == Transport::kXrcRecv) return EINVAL;
   if (!carried(wr.opcode) || (!is_rc() && rc_only(wr.opcode))) return EINVAL;
   if (atomic(wr.opcode) && ((wr.flags & send_flag::kInline) || wr.num_sge < 1)) return EINVAL;
   if ((wr.flags & send_flag::kInline) && (wr.opcode == wr_opcode::kRdmaRead || atomic(wr.opcode))) return EINVAL;
@@ -154,11 +155,12 @@ int ConnectedQp::post_recv(const RecvWr& wr) {
 
 void ConnectedQp::receive(const wire::ParsedPacket& p) {
   const uint8_t op = p.bth.opcode & 0x1f;
+  // An XRC initiator takes only responses, a target only requests.
   if (is_rc() && op >= wire::opcode::kRdmaReadResponseFirst && op <= wire::opcode::kAtomicAcknowledge) {
-    on_response(p);
+    if (transport_ != Transport::kXrcRecv) on_response(p);
     return;
   }
-  on_request(p);
+  if (transport_ != Transport::kXrcSend) on_request(p);
 }
 
 wire::PacketSpec ConnectedQp::header(uint8_t op, uint32_t psn, bool ack_req) const {
@@ -176,11 +178,20 @@ wire::PacketSpec ConnectedQp::header(uint8_t op, uint32_t psn, bool ack_req) con
     std::memcpy(g.dgid.raw.data(), attr_.path.dgid.data(), 16);
     spec.grh = g;
   }
-  spec.bth.opcode = static_cast<uint8_t>((is_rc() ? wire::opcode::kRc : wire::opcode::kUc) | op);
+  const uint8_t t = transport_ == Transport::kRc   ? wire::opcode::kRc
+                    : transport_ == Transport::kUc ? wire::opcode::kUc
+                                                   : wire::opcode::kXrc;
+  spec.bth.opcode = static_cast<uint8_t>(t | op);
   spec.bth.pkey = attr_.pkey_index < port.pkeys.size() ? port.pkeys[attr_.pkey_index] : 0xFFFF;
   spec.bth.dest_qp = attr_.dest_qp_num;
   spec.bth.ack_req = ack_req;
   spec.bth.psn = psn;
+  return spec;
+}
+
+wire::PacketSpec ConnectedQp::request(uint8_t op, uint32_t psn, bool ack_req, const SendWqe& w) const {
+  wire::PacketSpec spec = header(op, psn, ack_req);
+  if (transport_ == Transport::kXrcSend) spec.xrc_srqn = w.remote_srqn;
   return spec;
 }
 
@@ -209,7 +220,8 @@ void ConnectedQp::enter_error(uint8_t event, bool keep_responses) {
   }
   in_msg_ = InMessage::kNone;
   if (event != 0 && ep_) ep_->on_qp_event(event);
-  if (!was_error && shared_rq_ && ep_) ep_->on_qp_event(qp_event::kQpLastWqeReached);
+  if (!was_error && shared_rq_ && transport_ != Transport::kXrcRecv && ep_)
+    ep_->on_qp_event(qp_event::kQpLastWqeReached);
   schedule_flush();
 }
 
@@ -242,7 +254,7 @@ void ConnectedQp::flush() {
   if (have_wqe_) {
     have_wqe_ = false;
     wc.wr_id = recv_wr_id_;
-    if (ep_) ep_->on_recv_completion(wc);
+    if (QpEndpoint* r = recv_endpoint()) r->on_recv_completion(wc);
   }
   if (rq_ && !shared_rq_) {
     while (!rq_->empty()) {

@@ -1,6 +1,12 @@
 #pragma once
-// A connected QP (RC or UC) on the HCA model, per IBTA Vol 1 chapter 9 and
-// as a ConnectX behaves. One object holds both halves of the QP:
+// A connected QP (RC, UC, or one end of XRC) on the HCA model, per IBTA
+// Vol 1 chapter 9 and as a ConnectX behaves. XRC's ends are half QPs with
+// RC's reliability: an initiator (XRC_SEND) is a requester whose packets
+// carry XRCETH, the target's XRC SRQ number, from each WQE; a target
+// (XRC_RECV) is a responder of an XRC domain, with no PD nor receive queue
+// of its own: each request names the XRC SRQ that takes it, whose PD
+// checks the memory it reaches and whose CQ gets its receive completions.
+// One object holds both halves of the QP:
 //   requester.cpp  its send queue going out: PSNs, segmentation into
 //                  path-MTU packets, READ and atomic requests, ACK and
 //                  response handling, retransmission (local ACK timeout,
@@ -64,6 +70,9 @@ class ConnectedQp {
   Transport transport() const { return transport_; }
   uint32_t pd() const { return pd_; }
   uint8_t port_number() const { return attr_.port; }
+  // An XRC target's domain (0 for the other transports).
+  uint32_t xrcd() const { return xrcd_; }
+  void set_xrcd(uint32_t xrcd) { xrcd_ = xrcd; }
   // 0, ENOMEM (full), EINVAL (too many SGEs, inline too long, an opcode
   // the transport has not, a QP in RESET or INIT).
   int post_send(const SendWr& wr);
@@ -75,7 +84,10 @@ class ConnectedQp {
 
  private:
   // --- shared (connected_qp.cpp) ---
-  bool is_rc() const { return transport_ == Transport::kRc; }
+  // Reliable (RC and both ends of XRC): ACKs, NAKs, READs and atomics.
+  bool is_rc() const { return transport_ != Transport::kUc; }
+  // The headers of a request packet of WQE `w` (XRC_SEND: with its XRCETH).
+  wire::PacketSpec request(uint8_t op, uint32_t psn, bool ack_req, const SendWqe& w) const;
   uint32_t mtu() const;
   uint32_t packets_for(uint32_t bytes) const;
   // Headers for a packet of this QP to its peer.
@@ -140,6 +152,12 @@ class ConnectedQp {
   bool read_response(const wire::ParsedPacket& p, Response& r);
   Verdict on_atomic(const wire::ParsedPacket& p, uint8_t op);
   bool take_receive();
+  // An XRC target: takes the XRC SRQ a request's XRCETH names as the
+  // receive queue (and PD) of what it asks; false when that SRQ does not
+  // exist or belongs to another domain.
+  bool bind_xrc_srq(const wire::ParsedPacket& p);
+  // Where receive completions go: the QP's owner, or an XRC SRQ's CQ.
+  QpEndpoint* recv_endpoint();
   void complete_receive(const wire::ParsedPacket& p, uint8_t status, uint8_t opcode, uint8_t flags,
                         uint32_t imm);
   void push_ack();
@@ -190,6 +208,9 @@ class ConnectedQp {
   bool shared_rq_;
   uint32_t rq_pd_;
   QpEndpoint* srq_ep_;
+  uint32_t rdma_pd_;        // the PD that RDMA, atomics and invalidations check (XRC: the SRQ's)
+  uint32_t xrcd_ = 0;       // XRC target: its domain
+  uint32_t xrc_srqn_ = 0;   // XRC target: the SRQ of the request at hand
   uint32_t epsn_ = 0;
   uint32_t msn_ = 0;
   bool nak_sent_ = false;     // a NAK (sequence or RNR) is out until epsn_ arrives

@@ -137,7 +137,7 @@ sim::Time ConnectedQp::send_packet() {
     // One request for what is still to come: a READ resumed after lost
     // responses asks only for the rest.
     const uint32_t offset = std::min(send_pkt_ * mtu(), w.length);
-    wire::PacketSpec spec = header(op::kRdmaReadRequest, psn, false);
+    wire::PacketSpec spec = request(op::kRdmaReadRequest, psn, false, w);
     spec.reth = wire::Reth{w.remote_addr + offset, w.rkey, w.length - offset};
     left = transmit(spec);
     ++rd_outstanding_;
@@ -146,7 +146,7 @@ sim::Time ConnectedQp::send_packet() {
     cur_psn_ = last_psn;
   } else if (reads_back(w.opcode)) {
     const bool cas = w.opcode == wr_opcode::kAtomicCmpAndSwp;
-    wire::PacketSpec spec = header(cas ? op::kCompareSwap : op::kFetchAdd, psn, false);
+    wire::PacketSpec spec = request(cas ? op::kCompareSwap : op::kFetchAdd, psn, false, w);
     spec.atomic_eth = wire::AtomicEth{w.remote_addr, w.rkey, cas ? w.swap : w.compare_add, cas ? w.compare_add : 0};
     left = transmit(spec);
     ++rd_outstanding_;
@@ -167,7 +167,7 @@ sim::Time ConnectedQp::send_packet() {
       return hca_.fabric().sim().now();
     }
     const bool ack_req = is_rc() && (last || i % kAckRequestEvery == kAckRequestEvery - 1);
-    wire::PacketSpec spec = header(segment_opcode(w.opcode, i, w.packets), psn, ack_req);
+    wire::PacketSpec spec = request(segment_opcode(w.opcode, i, w.packets), psn, ack_req, w);
     const bool write = w.opcode == wr_opcode::kRdmaWrite || w.opcode == wr_opcode::kRdmaWriteWithImm;
     if (write && i == 0) spec.reth = wire::Reth{w.remote_addr, w.rkey, w.length};
     if (last && (w.opcode == wr_opcode::kSendWithImm || w.opcode == wr_opcode::kRdmaWriteWithImm))

@@ -40,6 +40,14 @@ void ConnectedQp::on_request(const wire::ParsedPacket& p) {
   }
   const uint8_t o = p.bth.opcode & 0x1f;
   const int32_t distance = psn_diff(p.bth.psn, epsn_);
+  if (transport_ == Transport::kXrcRecv && !bind_xrc_srq(p)) {
+    // No such XRC SRQ in this target's domain: the expected request is
+    // refused (NAK invalid request), anything else ignored.
+    if (distance == 0) {
+      responder_error(Verdict::kInvalid);
+    }
+    return;
+  }
   if (!is_rc()) {
     on_uc_request(p, o, distance);
     return;
@@ -101,10 +109,27 @@ ConnectedQp::Verdict ConnectedQp::execute(const wire::ParsedPacket& p, uint8_t o
   return Verdict::kInvalid;
 }
 
+bool ConnectedQp::bind_xrc_srq(const wire::ParsedPacket& p) {
+  Hca::Srq* srq = p.xrc_srqn ? hca_.xrc_srq(*p.xrc_srqn, xrcd_) : nullptr;
+  if (!srq) return false;
+  xrc_srqn_ = *p.xrc_srqn;
+  rq_ = &srq->rq;
+  rq_pd_ = rdma_pd_ = srq->pd;
+  srq_ep_ = srq->ep;
+  return true;
+}
+
+QpEndpoint* ConnectedQp::recv_endpoint() {
+  if (transport_ != Transport::kXrcRecv) return ep_;
+  Hca::Srq* srq = hca_.xrc_srq(xrc_srqn_, xrcd_);  // null once the SRQ is gone
+  return srq ? srq->cq : nullptr;
+}
+
 bool ConnectedQp::take_receive() {
   if (have_wqe_) return true;
   if (!rq_ || rq_->empty()) return false;
   const ReceiveQueue::Wqe w = rq_->front();
+  if (recv_sge_.size() < w.sge.size()) recv_sge_.resize(w.sge.size());  // an XRC target's SRQs differ
   recv_wr_id_ = w.wr_id;
   recv_num_sge_ = static_cast<uint32_t>(w.sge.size());
   recv_capacity_ = 0;
@@ -133,7 +158,7 @@ void ConnectedQp::complete_receive(const wire::ParsedPacket& p, uint8_t status, 
   wc.sl = p.lrh.sl;
   wc.pkey_index = attr_.pkey_index;
   wc.dlid_path_bits = static_cast<uint8_t>(p.lrh.dlid & ((1u << hca_.port(attr_.port).lmc) - 1));
-  if (ep_) ep_->on_recv_completion(wc);
+  if (QpEndpoint* r = recv_endpoint()) r->on_recv_completion(wc);
 }
 
 ConnectedQp::Verdict ConnectedQp::on_send(const wire::ParsedPacket& p, uint8_t o) {
@@ -169,7 +194,7 @@ ConnectedQp::Verdict ConnectedQp::on_send(const wire::ParsedPacket& p, uint8_t o
   } else if (p.invalidate_rkey) {
     flags = wc_flag::kWithInv;
     imm = *p.invalidate_rkey;
-    hca_.memory().invalidate(imm, pd_);
+    hca_.memory().invalidate(imm, rdma_pd_);
   }
   in_msg_ = InMessage::kNone;
   msn_ = psn_add(msn_, 1);
@@ -191,7 +216,7 @@ ConnectedQp::Verdict ConnectedQp::on_write(const wire::ParsedPacket& p, uint8_t 
     if (write_length_ > 0) {
       DmaTarget t;
       if (!(attr_.access & access::kRemoteWrite) ||
-          hca_.memory().remote(p.reth->rkey, pd_, qpn_, p.reth->va, write_length_, access::kRemoteWrite, t) !=
+          hca_.memory().remote(p.reth->rkey, rdma_pd_, qpn_, p.reth->va, write_length_, access::kRemoteWrite, t) !=
               MemoryFault::kNone)
         return Verdict::kAccess;
       write_mem_ = t.memory;
@@ -220,7 +245,7 @@ bool ConnectedQp::read_response(const wire::ParsedPacket& p, Response& r) {
   if (r.length == 0) return true;  // a zero-length READ checks no R_Key
   DmaTarget t;
   if (!(attr_.access & access::kRemoteRead) ||
-      hca_.memory().remote(p.reth->rkey, pd_, qpn_, p.reth->va, r.length, access::kRemoteRead, t) !=
+      hca_.memory().remote(p.reth->rkey, rdma_pd_, qpn_, p.reth->va, r.length, access::kRemoteRead, t) !=
           MemoryFault::kNone)
     return false;
   r.memory = t.memory;
@@ -248,7 +273,7 @@ ConnectedQp::Verdict ConnectedQp::on_atomic(const wire::ParsedPacket& p, uint8_t
   if (a.va % 8 != 0) return Verdict::kInvalid;
   DmaTarget t;
   if (!(attr_.access & access::kRemoteAtomic) ||
-      hca_.memory().remote(a.rkey, pd_, qpn_, a.va, 8, access::kRemoteAtomic, t) != MemoryFault::kNone)
+      hca_.memory().remote(a.rkey, rdma_pd_, qpn_, a.va, 8, access::kRemoteAtomic, t) != MemoryFault::kNone)
     return Verdict::kAccess;
   // The engine runs one event at a time: this read-modify-write is atomic
   // against every other QP's, on this HCA and the others.

@@ -31,6 +31,7 @@ int SendQueue::post(const SendWr& wr) {
   w.compare_add = wr.compare_add;
   w.swap = wr.swap;
   w.bind = wr.bind;
+  w.remote_srqn = wr.remote_srqn & 0xFFFFFF;
   w.is_inline = is_inline;
   if (is_inline) {
     w.length = static_cast<uint32_t>(wr.inline_data.size());

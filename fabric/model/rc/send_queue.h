@@ -24,6 +24,7 @@ struct SendWqe {
   uint64_t compare_add = 0;
   uint64_t swap = 0;
   MwBind bind;
+  uint32_t remote_srqn = 0;  // XRC_SEND
   uint32_t num_sge = 0;
   uint32_t length = 0;  // bytes: the SGEs' sum, or the inline bytes
   bool is_inline = false;
