@@ -168,6 +168,10 @@ Cq* make_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* c
 // The work completion for one CQE; a receive is scattered into its WR's
 // SGEs (and moves the QP to error on a local error).
 void fill_wc(const api::rings::Cqe& e, ibv_wc& wc);
+// Takes the completions of QP `qp_num` that were not polled off `cq`, as a
+// QP's move to RESET does on mlx5; the others keep their order. A receive
+// taken from `srq` gives its WQE back to the SRQ.
+void clean_cq(Cq& cq, uint32_t qp_num, Srq* srq);
 
 // The ops every context gets (verbs_ops.cpp).
 void install_ops(verbs_context& vctx);

@@ -5,6 +5,7 @@
 // and in completions that mlx5 gives.
 #include <sys/mman.h>
 
+#include <chrono>
 #include <cstring>
 #include <numeric>
 
@@ -455,6 +456,71 @@ TEST_P(VerbsRcOnly, AReceiveInAnotherPdsRegionIsARemoteOperationError) {
   EXPECT_EQ(at_b.status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(at_b.status);
   ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_PD, b_.pd, nullptr, 0, 0), 0);
   EXPECT_EQ(ibv_dealloc_pd(other), 0);
+}
+
+// A third QP of a_'s context on a_'s CQ, in INIT, whose three receives
+// (posted in one call, so that the engine takes them together) are then
+// flushed by a move to ERR in one go: once the first flush is polled, the
+// other two are in the CQ before the engine takes the next request.
+ibv_qp* flushed_on_shared_cq(Side& a, ibv_qp_type type) {
+  ibv_qp_init_attr ia{};
+  ia.send_cq = ia.recv_cq = a.cq;
+  ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+  ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+  ia.qp_type = type;
+  ibv_qp* x = ibv_create_qp(a.pd, &ia);
+  if (!x) return nullptr;
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.port_num = 1;
+  EXPECT_EQ(ibv_modify_qp(x, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+  ibv_sge sge{a.at(0), 64, a.mr->lkey};
+  ibv_recv_wr r[3]{};
+  for (int i = 0; i < 3; ++i) {
+    r[i].wr_id = 11 + i;
+    r[i].sg_list = &sge;
+    r[i].num_sge = 1;
+    r[i].next = i < 2 ? &r[i + 1] : nullptr;
+  }
+  ibv_recv_wr* bad = nullptr;
+  EXPECT_EQ(ibv_post_recv(x, r, &bad), 0);
+  attr.qp_state = IBV_QPS_ERR;
+  EXPECT_EQ(ibv_modify_qp(x, &attr, IBV_QP_STATE), 0);
+  ibv_wc wc{};
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ibv_poll_cq(a.cq, 1, &wc) == 0 && std::chrono::steady_clock::now() < end) {
+  }
+  EXPECT_EQ(wc.wr_id, 11u);
+  EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(wc.status);
+  EXPECT_EQ(wc.qp_num, x->qp_num);
+  return x;
+}
+
+TEST_P(VerbsRc, ResetTakesTheQpsUnpolledCompletionsOffItsCq) {
+  ibv_qp* x = flushed_on_shared_cq(a_, GetParam());
+  ASSERT_NE(x, nullptr);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(ibv_modify_qp(x, &attr, IBV_QP_STATE), 0);
+  // As on mlx5: x's two flushes not yet polled are gone (a program that
+  // restarts a QP from RESET does not see its old WQEs complete again).
+  EXPECT_TRUE(poll_exactly(a_.cq, 0).empty());
+  // The CQ goes on.
+  ASSERT_EQ(b_.post_recv(1, {{b_.at(0), 64, b_.mr->lkey}}), 0);
+  ibv_sge sge{a_.at(0), 64, a_.mr->lkey};
+  ibv_send_wr wr = rdma(IBV_WR_SEND, 2, &sge, 1, 0, 0);
+  ASSERT_EQ(a_.post(wr), 0);
+  expect_send_wc(one(a_), 2, IBV_WC_SEND);
+  EXPECT_EQ(one(b_).wr_id, 1u);
+  EXPECT_EQ(ibv_destroy_qp(x), 0);
+}
+
+TEST_P(VerbsRc, DestroyingAQpTakesItsUnpolledCompletionsOffItsCq) {
+  ibv_qp* x = flushed_on_shared_cq(a_, GetParam());
+  ASSERT_NE(x, nullptr);
+  ASSERT_EQ(ibv_destroy_qp(x), 0);
+  // Nothing names the QP that is gone.
+  EXPECT_TRUE(poll_exactly(a_.cq, 0).empty());
 }
 
 TEST(VerbsSrq, ReceivesComeFromTheSharedQueueAndTheLimitFiresOnce) {
