@@ -45,6 +45,12 @@ struct Context;
 
 struct Pd {
   ibv_pd pd{};  // pd.handle: the engine's PD
+  // A parent domain (ibv_alloc_parent_domain) is a PD of its own to the
+  // application and its protection domain's to the engine: `protection`
+  // (whose handle it carries) is that PD, which is busy while `parents`.
+  Pd* protection = nullptr;
+  std::atomic<uint32_t> parents{0};
+  static Pd* from(ibv_pd* p) { return reinterpret_cast<Pd*>(p); }
 };
 
 // An MR as the engine registered it (its keys are the HCA's); the client
@@ -185,5 +191,6 @@ int query_device_ex_op(ibv_context* context, const ibv_query_device_ex_input* in
                        size_t attr_size);
 ibv_qp* create_qp_ex_op(ibv_context* context, ibv_qp_init_attr_ex* attr);
 ibv_cq_ex* create_cq_ex_op(ibv_context* context, ibv_cq_init_attr_ex* attr);
+ibv_pd* alloc_parent_domain_op(ibv_context* context, ibv_parent_domain_init_attr* attr);
 
 }  // namespace ibfab::verbs
