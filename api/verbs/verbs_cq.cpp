@@ -115,6 +115,28 @@ void fill_wc(const Cqe& e, ibv_wc& wc) {
   if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) enter_error(qp);
 }
 
+void clean_cq(Cq& cq, uint32_t qp_num, Srq* srq) {
+  std::lock_guard lock(cq.mu);
+  // The engine writes only past `head` (it keeps out of [tail, head) until
+  // tail moves): the kept CQEs move towards head, over the taken ones, and
+  // tail moves past the gap they leave.
+  const uint32_t head = cq.ring->head.value.load(std::memory_order_acquire);
+  Cqe* entries = cq.ring->entries();
+  const uint32_t mask = cq.depth - 1;
+  uint32_t to = head;
+  for (uint32_t from = head; from != cq.tail;) {
+    --from;
+    const Cqe& e = entries[from & mask];
+    if (e.qp_num == qp_num) {
+      if (srq && (e.flags & Cqe::kReceive)) srq->done.fetch_add(1, std::memory_order_release);
+      continue;
+    }
+    if (--to != from) entries[to & mask] = e;
+  }
+  cq.tail = to;
+  cq.ring->tail.value.store(cq.tail, std::memory_order_release);
+}
+
 int poll_cq(ibv_cq* cq_, int num_entries, ibv_wc* wc) {
   if (!cq_ || num_entries < 0 || (num_entries && !wc)) return -EINVAL;
   Cq& cq = *Cq::from(cq_);

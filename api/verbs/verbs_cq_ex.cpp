@@ -56,9 +56,14 @@ uint8_t read_dlid_path_bits(ibv_cq_ex* c) { return cur(c).dlid_path_bits; }
 ibv_cq_ex* create_cq_ex_op(ibv_context* context, ibv_cq_init_attr_ex* attr) {
   if (!attr) return fail_null<ibv_cq_ex>(EINVAL);
   if ((attr->wc_flags & ~static_cast<uint64_t>(IBV_WC_STANDARD_FLAGS)) ||
-      (attr->comp_mask & ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_FLAGS)) ||
+      (attr->comp_mask & ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) ||
       ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags))
     return fail_null<ibv_cq_ex>(EOPNOTSUPP);
+  // A CQ's parent domain, as on mlx5, must be one (its allocators are not
+  // called: see alloc_parent_domain_op).
+  if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+      (!attr->parent_domain || attr->parent_domain->context != context || !Pd::from(attr->parent_domain)->protection))
+    return fail_null<ibv_cq_ex>(EINVAL);
   if (attr->cqe > kMaxCqe) return fail_null<ibv_cq_ex>(EINVAL);
   Cq* cq = make_cq(context, static_cast<int>(attr->cqe), attr->cq_context, attr->channel,
                    static_cast<int>(attr->comp_vector));

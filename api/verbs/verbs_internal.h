@@ -45,6 +45,12 @@ struct Context;
 
 struct Pd {
   ibv_pd pd{};  // pd.handle: the engine's PD
+  // A parent domain (ibv_alloc_parent_domain) is a PD of its own to the
+  // application and its protection domain's to the engine: `protection`
+  // (whose handle it carries) is that PD, which is busy while `parents`.
+  Pd* protection = nullptr;
+  std::atomic<uint32_t> parents{0};
+  static Pd* from(ibv_pd* p) { return reinterpret_cast<Pd*>(p); }
 };
 
 // An MR as the engine registered it (its keys are the HCA's); the client
@@ -179,6 +185,10 @@ Cq* make_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* c
 // The work completion for one CQE; a receive is scattered into its WR's
 // SGEs (and moves the QP to error on a local error).
 void fill_wc(const api::rings::Cqe& e, ibv_wc& wc);
+// Takes the completions of QP `qp_num` that were not polled off `cq`, as a
+// QP's move to RESET does on mlx5; the others keep their order. A receive
+// taken from `srq` gives its WQE back to the SRQ.
+void clean_cq(Cq& cq, uint32_t qp_num, Srq* srq);
 
 // The ops every context gets (verbs_ops.cpp).
 void install_ops(verbs_context& vctx);
@@ -203,5 +213,6 @@ ibv_xrcd* open_xrcd_op(ibv_context* context, ibv_xrcd_init_attr* attr);
 int close_xrcd_op(ibv_xrcd* xrcd);
 ibv_srq* create_srq_ex_op(ibv_context* context, ibv_srq_init_attr_ex* attr);
 int get_srq_num_op(ibv_srq* srq, uint32_t* srq_num);
+ibv_pd* alloc_parent_domain_op(ibv_context* context, ibv_parent_domain_init_attr* attr);
 
 }  // namespace ibfab::verbs

@@ -79,12 +79,43 @@ IBFAB_VERBS_EXPORT ibv_pd* ibv_alloc_pd(ibv_context* context) {
   return &p->pd;
 }
 
+namespace ibfab::verbs {
+
+// Thread domains do not exist here (ibv_alloc_td is EOPNOTSUPP), so a
+// parent domain has none. Its allocators are accepted and not called: the
+// queues of every QP, CQ and SRQ are memory the library shares with the
+// engine, which no application allocator hands out (the man page lets a
+// provider use its own memory).
+ibv_pd* alloc_parent_domain_op(ibv_context* context, ibv_parent_domain_init_attr* attr) {
+  constexpr uint32_t kKnown = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+  if (!context || !attr || !attr->pd || attr->pd->context != context || attr->td ||
+      (attr->comp_mask & ~kKnown) || Pd::from(attr->pd)->protection)
+    return fail_null<ibv_pd>(EINVAL);
+  if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) && (!attr->alloc || !attr->free))
+    return fail_null<ibv_pd>(EINVAL);
+  auto* p = new Pd;
+  p->protection = Pd::from(attr->pd);
+  p->protection->parents.fetch_add(1);
+  p->pd.context = context;
+  p->pd.handle = attr->pd->handle;
+  return &p->pd;
+}
+
+}  // namespace ibfab::verbs
+
 IBFAB_VERBS_EXPORT int ibv_dealloc_pd(ibv_pd* pd) {
   if (!pd) return fail(EINVAL);
+  Pd& p = *Pd::from(pd);
+  if (p.protection) {  // a parent domain: the engine never knew it
+    p.protection->parents.fetch_sub(1);
+    delete &p;
+    return 0;
+  }
+  if (p.parents.load() != 0) return fail(EBUSY);
   const api::DestroyObject req{pd->handle};
   if (const int64_t e = Context::from(pd->context)->link.request(api::MsgType::DeallocPd, &req, sizeof req))
     return fail(static_cast<int>(-e));
-  delete reinterpret_cast<Pd*>(pd);
+  delete &p;
   return 0;
 }
 

@@ -80,7 +80,7 @@ void install_ops(verbs_context& v) {
   fill(v.destroy_flow_action);
   fill(v.create_flow_action_esp);
   fill(v.modify_qp_rate_limit);
-  fill(v.alloc_parent_domain);
+  v.alloc_parent_domain = alloc_parent_domain_op;
   fill(v.dealloc_td);
   fill(v.alloc_td);
   fill(v.modify_cq);

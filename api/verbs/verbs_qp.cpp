@@ -238,6 +238,9 @@ IBFAB_VERBS_EXPORT int ibv_modify_qp(ibv_qp* q, ibv_qp_attr* attr, int mask) {
     qp.sq_done.store(0);
     qp.rings->sq_head.value.store(0, std::memory_order_release);
     qp.rings->rq_posted.value.store(0, std::memory_order_release);
+    // Its completions not yet polled go too: they name WQEs that are gone.
+    clean_cq(*qp.rcq, q->qp_num, qp.srq);
+    if (qp.scq != qp.rcq) clean_cq(*qp.scq, q->qp_num, nullptr);
   } else if (const int64_t e = c.link.request(api::MsgType::ModifyQp, &m, sizeof m)) {
     return fail(static_cast<int>(-e));
   }
@@ -286,6 +289,9 @@ IBFAB_VERBS_EXPORT int ibv_destroy_qp(ibv_qp* q) {
   const api::DestroyObject req{q->qp_num};
   if (const int64_t e = Context::from(q->context)->link.request(api::MsgType::DestroyQp, &req, sizeof req))
     return fail(static_cast<int>(-e));
+  Qp& qp = *Qp::from(q);
+  clean_cq(*qp.rcq, q->qp_num, qp.srq);
+  if (qp.scq != qp.rcq) clean_cq(*qp.scq, q->qp_num, nullptr);
   pthread_mutex_destroy(&q->mutex);
   pthread_cond_destroy(&q->cond);
   delete Qp::from(q);

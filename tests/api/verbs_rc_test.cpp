@@ -5,6 +5,8 @@
 // and in completions that mlx5 gives.
 #include <sys/mman.h>
 
+#include <chrono>
+#include <cerrno>
 #include <cstring>
 #include <numeric>
 
@@ -29,15 +31,24 @@ struct Side {
   ibv_qp* qp = nullptr;
   ibv_mr* mr = nullptr;
   ibv_srq* srq = nullptr;
+  ibv_pd* protection = nullptr;  // with `parent`: the PD under the parent domain `pd`
   std::vector<uint8_t> buf = std::vector<uint8_t>(kBuf);
   uint16_t lid = 0;
   uint32_t psn = 0;
 
-  // With `shared`, the QP takes its receives from an SRQ of `depth` WQEs.
-  Side(int index, ibv_qp_type type, uint32_t depth, uint32_t psn_, bool shared = false) : psn(psn_) {
+  // With `shared`, the QP takes its receives from an SRQ of `depth` WQEs;
+  // with `parent`, the MR, SRQ and QP are on a parent domain over the PD.
+  Side(int index, ibv_qp_type type, uint32_t depth, uint32_t psn_, bool shared = false, bool parent = false)
+      : psn(psn_) {
     ibv_device* d = device(index);
     if (!d || !(ctx = ibv_open_device(d))) return;
     pd = ibv_alloc_pd(ctx);
+    if (parent && pd) {
+      protection = pd;
+      ibv_parent_domain_init_attr pa{};
+      pa.pd = protection;
+      pd = ibv_alloc_parent_domain(ctx, &pa);
+    }
     cq = ibv_create_cq(ctx, 1024, nullptr, nullptr, 0);
     mr = ibv_reg_mr(pd, buf.data(), buf.size(), kAllAccess);
     ibv_qp_init_attr a{};
@@ -62,6 +73,7 @@ struct Side {
     if (mr) ibv_dereg_mr(mr);
     if (cq) ibv_destroy_cq(cq);
     if (pd) ibv_dealloc_pd(pd);
+    if (protection) ibv_dealloc_pd(protection);
     if (ctx) ibv_close_device(ctx);
   }
   bool ok() const { return ctx && pd && cq && qp && mr; }
@@ -455,6 +467,122 @@ TEST_P(VerbsRcOnly, AReceiveInAnotherPdsRegionIsARemoteOperationError) {
   EXPECT_EQ(at_b.status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(at_b.status);
   ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_PD, b_.pd, nullptr, 0, 0), 0);
   EXPECT_EQ(ibv_dealloc_pd(other), 0);
+}
+
+// QPs, MRs and an SRQ on parent domains carry traffic as on their PDs; the
+// PD under a parent domain is busy until the parent domain goes; a CQ takes
+// a parent domain and nothing else as its PD.
+TEST(VerbsParentDomain, ObjectsOnAParentDomainWorkAsOnItsPd) {
+  use_embedded_fabric();
+  Side a{0, IBV_QPT_RC, 16, 0x111, /*shared=*/true, /*parent=*/true};
+  Side b{1, IBV_QPT_RC, 16, 0x222, /*shared=*/false, /*parent=*/true};
+  ASSERT_TRUE(a.ok() && a.srq && a.protection);
+  ASSERT_TRUE(b.ok() && b.protection);
+  EXPECT_NE(a.pd, a.protection);
+  EXPECT_EQ(a.mr->pd, a.pd);
+  ASSERT_EQ(a.connect(b), 0);
+  ASSERT_EQ(b.connect(a), 0);
+  fill(b.buf.data(), 256, 9);
+  ibv_sge rs{a.at(0), 256, a.mr->lkey};
+  ibv_recv_wr r{};
+  r.wr_id = 1;
+  r.sg_list = &rs;
+  r.num_sge = 1;
+  ibv_recv_wr* bad_r = nullptr;
+  ASSERT_EQ(ibv_post_srq_recv(a.srq, &r, &bad_r), 0);
+  ibv_sge ss{b.at(0), 256, b.mr->lkey};
+  ibv_send_wr s{.wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED};
+  ASSERT_EQ(b.post(s), 0);
+  const std::vector<ibv_wc> at_b = poll_for(b.cq, 1);
+  ASSERT_EQ(at_b.size(), 1u);
+  EXPECT_EQ(at_b[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(at_b[0].status);
+  const std::vector<ibv_wc> at_a = poll_for(a.cq, 1);
+  ASSERT_EQ(at_a.size(), 1u);
+  EXPECT_EQ(at_a[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(at_a[0].status);
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), 256), 0);
+
+  EXPECT_EQ(ibv_dealloc_pd(a.protection), EBUSY);
+  ibv_cq_init_attr_ex cx{};
+  cx.cqe = 8;
+  cx.wc_flags = IBV_WC_STANDARD_FLAGS;
+  cx.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+  cx.parent_domain = a.pd;
+  ibv_cq_ex* cq = ibv_create_cq_ex(a.ctx, &cx);
+  ASSERT_NE(cq, nullptr) << std::strerror(errno);
+  EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+  cx.parent_domain = a.protection;
+  EXPECT_EQ(ibv_create_cq_ex(a.ctx, &cx), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  // A parent domain over a parent domain, or with a thread domain, is refused.
+  ibv_parent_domain_init_attr pa{};
+  pa.pd = a.pd;
+  EXPECT_EQ(ibv_alloc_parent_domain(a.ctx, &pa), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+// A third QP of a_'s context on a_'s CQ, in INIT, whose three receives
+// (posted in one call, so that the engine takes them together) are then
+// flushed by a move to ERR in one go: once the first flush is polled, the
+// other two are in the CQ before the engine takes the next request.
+ibv_qp* flushed_on_shared_cq(Side& a, ibv_qp_type type) {
+  ibv_qp_init_attr ia{};
+  ia.send_cq = ia.recv_cq = a.cq;
+  ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+  ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+  ia.qp_type = type;
+  ibv_qp* x = ibv_create_qp(a.pd, &ia);
+  if (!x) return nullptr;
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.port_num = 1;
+  EXPECT_EQ(ibv_modify_qp(x, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+  ibv_sge sge{a.at(0), 64, a.mr->lkey};
+  ibv_recv_wr r[3]{};
+  for (int i = 0; i < 3; ++i) {
+    r[i].wr_id = 11 + i;
+    r[i].sg_list = &sge;
+    r[i].num_sge = 1;
+    r[i].next = i < 2 ? &r[i + 1] : nullptr;
+  }
+  ibv_recv_wr* bad = nullptr;
+  EXPECT_EQ(ibv_post_recv(x, r, &bad), 0);
+  attr.qp_state = IBV_QPS_ERR;
+  EXPECT_EQ(ibv_modify_qp(x, &attr, IBV_QP_STATE), 0);
+  ibv_wc wc{};
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ibv_poll_cq(a.cq, 1, &wc) == 0 && std::chrono::steady_clock::now() < end) {
+  }
+  EXPECT_EQ(wc.wr_id, 11u);
+  EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(wc.status);
+  EXPECT_EQ(wc.qp_num, x->qp_num);
+  return x;
+}
+
+TEST_P(VerbsRc, ResetTakesTheQpsUnpolledCompletionsOffItsCq) {
+  ibv_qp* x = flushed_on_shared_cq(a_, GetParam());
+  ASSERT_NE(x, nullptr);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(ibv_modify_qp(x, &attr, IBV_QP_STATE), 0);
+  // As on mlx5: x's two flushes not yet polled are gone (a program that
+  // restarts a QP from RESET does not see its old WQEs complete again).
+  EXPECT_TRUE(poll_exactly(a_.cq, 0).empty());
+  // The CQ goes on.
+  ASSERT_EQ(b_.post_recv(1, {{b_.at(0), 64, b_.mr->lkey}}), 0);
+  ibv_sge sge{a_.at(0), 64, a_.mr->lkey};
+  ibv_send_wr wr = rdma(IBV_WR_SEND, 2, &sge, 1, 0, 0);
+  ASSERT_EQ(a_.post(wr), 0);
+  expect_send_wc(one(a_), 2, IBV_WC_SEND);
+  EXPECT_EQ(one(b_).wr_id, 1u);
+  EXPECT_EQ(ibv_destroy_qp(x), 0);
+}
+
+TEST_P(VerbsRc, DestroyingAQpTakesItsUnpolledCompletionsOffItsCq) {
+  ibv_qp* x = flushed_on_shared_cq(a_, GetParam());
+  ASSERT_NE(x, nullptr);
+  ASSERT_EQ(ibv_destroy_qp(x), 0);
+  // Nothing names the QP that is gone.
+  EXPECT_TRUE(poll_exactly(a_.cq, 0).empty());
 }
 
 TEST(VerbsSrq, ReceivesComeFromTheSharedQueueAndTheLimitFiresOnce) {
