@@ -83,7 +83,7 @@ struct ModifySrq {
 };
 
 // Handle-only requests: DestroyChannel, DestroyCq, DestroyQp (a QP number),
-// DeallocPd (a PD), DeregMr (an MR's key), DeallocMw (a window's rkey),
+// DeallocPd (a PD), DeregMr (an MR's key), DeallocMw (the rkey AllocMw replied),
 // DestroySrq.
 struct DestroyObject {
   uint32_t handle = 0;
