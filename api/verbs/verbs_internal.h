@@ -72,6 +72,9 @@ struct Cq {
   api::rings::CqRing* ring = nullptr;
   uint32_t depth = 0;
   uint32_t tail = 0;  // CQEs consumed
+  // Rings given up by ibv_resize_cq, kept mapped until the CQ goes: a
+  // poll's lock-free look at an empty ring may still read one.
+  std::vector<api::SharedMemory> retired;
   std::mutex mu;
   ibv_wc current{};   // the extended poll's current completion (ibv_start_poll .. ibv_end_poll)
   ibv_cq* cq() { return reinterpret_cast<ibv_cq*>(&cqx); }

@@ -19,6 +19,7 @@ inline constexpr int kEveryAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_W
 struct ExSide {
   ibv_context* ctx = nullptr;
   ibv_pd* pd = nullptr;
+  ibv_comp_channel* channel = nullptr;  // with_channel: the CQ's
   ibv_cq* cq = nullptr;
   ibv_qp* qp = nullptr;
   ibv_qp_ex* qpx = nullptr;
@@ -28,11 +29,13 @@ struct ExSide {
   uint32_t psn;
   int create_errno = 0;  // ibv_create_qp_ex's errno when it failed
 
-  ExSide(int index, ibv_qp_type type, uint64_t send_ops, uint32_t psn_ = 0x100) : psn(psn_) {
+  ExSide(int index, ibv_qp_type type, uint64_t send_ops, uint32_t psn_ = 0x100, bool with_channel = false)
+      : psn(psn_) {
     ibv_device* d = device(index);
     if (!d || !(ctx = ibv_open_device(d))) return;
     pd = ibv_alloc_pd(ctx);
-    cq = ibv_create_cq(ctx, 256, nullptr, nullptr, 0);
+    if (with_channel) channel = ibv_create_comp_channel(ctx);
+    cq = ibv_create_cq(ctx, 256, nullptr, channel, 0);
     mr = ibv_reg_mr(pd, buf.data(), buf.size(), kEveryAccess);
     ibv_qp_init_attr_ex a{};
     a.send_cq = a.recv_cq = cq;
@@ -54,6 +57,7 @@ struct ExSide {
     if (qp) ibv_destroy_qp(qp);
     if (mr) ibv_dereg_mr(mr);
     if (cq) ibv_destroy_cq(cq);
+    if (channel) ibv_destroy_comp_channel(channel);
     if (pd) ibv_dealloc_pd(pd);
     if (ctx) ibv_close_device(ctx);
   }
@@ -79,5 +83,14 @@ struct ExSide {
     return post_one_recv(qp, wr_id, {at(offset), length, mr->lkey});
   }
 };
+
+// Both sides made and connected to each other (gtest assertions: call it
+// under ASSERT_NO_FATAL_FAILURE).
+inline void connect_pair(ExSide& a, ExSide& b) {
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(b.ok());
+  ASSERT_EQ(a.connect(b), 0);
+  ASSERT_EQ(b.connect(a), 0);
+}
 
 }  // namespace ibfab::testing

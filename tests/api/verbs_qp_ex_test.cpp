@@ -68,12 +68,7 @@ class VerbsQpEx : public ::testing::TestWithParam<ibv_qp_type> {
  protected:
   static void SetUpTestSuite() { use_embedded_fabric(); }
   static uint64_t ops() { return GetParam() == IBV_QPT_RC ? kRcOps : kUcOps; }
-  void SetUp() override {
-    ASSERT_TRUE(a_.ok());
-    ASSERT_TRUE(b_.ok());
-    ASSERT_EQ(a_.connect(b_), 0);
-    ASSERT_EQ(b_.connect(a_), 0);
-  }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(connect_pair(a_, b_)); }
   // Starts a sequence on a_ whose next WQE has `wr_id`, signalled.
   ibv_qp_ex* start(uint64_t wr_id) {
     ibv_wr_start(a_.qpx);
@@ -288,10 +283,7 @@ class VerbsQpExUd : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { use_embedded_fabric(); }
   void SetUp() override {
-    ASSERT_TRUE(a_.ok());
-    ASSERT_TRUE(b_.ok());
-    ASSERT_EQ(a_.connect(b_), 0);
-    ASSERT_EQ(b_.connect(a_), 0);
+    ASSERT_NO_FATAL_FAILURE(connect_pair(a_, b_));
     ASSERT_NE(ah_ = ah_to(a_, b_.lid), nullptr);
   }
   void TearDown() override {
