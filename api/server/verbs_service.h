@@ -5,7 +5,10 @@
 // QP is a fabric UD QP on the connection's HCA whose endpoint fills the
 // client's receive ring; an RC or UC QP is a connected QP of the HCA model,
 // whose DMA reaches the client's registered memory (verbs_memory.h). Posted
-// work is taken from the client's rings by run_rings().
+// work is taken from the client's rings by run_rings(). The objects are in
+// files of their own: a connection's (verbs_context.h), CQs and channels
+// (verbs_cq.h), UD QPs (verbs_ud_qp.h), RC and UC QPs
+// (verbs_connected_qp.h), SRQs (verbs_srq.h).
 //
 // What the hardware would report is reported the same way: completions
 // with an error status (and the QP in the error state, its outstanding

@@ -1,4 +1,4 @@
-// The engine's verbs data path (api/server/verbs_service.cpp) against a
+// The engine's verbs data path (api/server/verbs_*.cpp) against a
 // client that writes anything into its shared memory. A verbs connection
 // on H1 of fat-tree:2:4 creates a CQ, a UD QP in RTS and an RC QP in RTS
 // (connected to itself, with a registered buffer), as the library does;

@@ -1,0 +1,43 @@
+#include "api/server/verbs_cq.h"
+
+#include <infiniband/verbs.h>
+#include <sys/socket.h>
+
+#include <atomic>
+
+#include "api/server/verbs_context.h"
+
+namespace ibfab::api {
+
+using rings::Cqe;
+using rings::CqRing;
+
+void write_record(int fd, const void* data, std::size_t size) {
+  if (fd >= 0) (void)::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+bool VerbsService::Cq::push(const Cqe& e, bool solicited) {
+  // An overrun CQ is in error for good: it takes no more completions.
+  if (overrun_ || head_ - ring_->tail.value.load(std::memory_order_acquire) >= depth_) {
+    ring_->overrun.value.store(1, std::memory_order_release);
+    if (!overrun_) ctx_.object_event(IBV_EVENT_CQ_ERR, user_handle_);
+    overrun_ = true;
+    return false;
+  }
+  ring_->entries()[head_ & (depth_ - 1)] = e;
+  ring_->head.value.store(++head_, std::memory_order_release);
+  // A completion event for an armed CQ: any completion for "next", a
+  // solicited one or an error for "solicited only". The fence pairs with
+  // the client's after it arms: either this sees the arm, or the client's
+  // poll after arming sees this completion; never neither.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  uint32_t armed = ring_->armed.value.load(std::memory_order_acquire);
+  const bool fire = armed == CqRing::kArmNext ||
+                    (armed == CqRing::kArmSolicited && (solicited || e.status != IBV_WC_SUCCESS));
+  if (fire && channel_ && ring_->armed.value.compare_exchange_strong(armed, 0)) {
+    write_record(channel_->fd, &user_handle_, sizeof user_handle_);
+  }
+  return true;
+}
+
+}  // namespace ibfab::api

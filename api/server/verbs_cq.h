@@ -1,0 +1,48 @@
+#pragma once
+// A completion channel and a CQ of a verbs connection: the CQ writes the
+// completions into the client's shared ring (verbs_rings.h) and wakes an
+// armed CQ's channel.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "api/client/shared_memory.h"
+#include "api/client/verbs_rings.h"
+#include "api/server/verbs_service.h"
+
+namespace ibfab::api {
+
+// Writes a record on a non-blocking socket the client reads; a client
+// that does not read loses records, never the engine its time.
+void write_record(int fd, const void* data, std::size_t size);
+
+struct Channel {
+  int fd = -1;
+  ~Channel() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+class VerbsService::Cq {
+ public:
+  Cq(VerbsContext& ctx, SharedMemory mem, uint32_t depth, Channel* channel, uint64_t user_handle)
+      : ctx_(ctx), mem_(std::move(mem)), ring_(mem_.as<rings::CqRing>()), depth_(depth), channel_(channel),
+        user_handle_(user_handle) {}
+  // Writes a completion; false (and the CQ in overrun) when it is full.
+  bool push(const rings::Cqe& e, bool solicited);
+  uint32_t users = 0;  // QPs that complete here
+  Channel* channel() const { return channel_; }
+
+ private:
+  VerbsContext& ctx_;
+  SharedMemory mem_;
+  rings::CqRing* ring_;
+  uint32_t depth_;
+  uint32_t head_ = 0;
+  bool overrun_ = false;
+  Channel* channel_;
+  uint64_t user_handle_;
+};
+
+}  // namespace ibfab::api
