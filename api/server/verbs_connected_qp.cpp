@@ -114,6 +114,13 @@ bool VerbsService::ConnectedQp::take_sends(uint64_t limit) {
     wr.rkey = w.rkey;
     wr.compare_add = w.compare_add;
     wr.swap = w.swap;
+    if (w.opcode == IBV_WR_BIND_MW)  // verbs_rings.h: the bind's fields in the WQE's
+      wr.bind = fabric::MwBind{w.rkey,
+                               static_cast<uint8_t>(be32toh(w.imm_data)),
+                               static_cast<uint32_t>(w.swap),
+                               w.remote_addr,
+                               w.compare_add,
+                               static_cast<uint32_t>(w.swap >> 32)};
     bool fits = true;
     if (w.send_flags & IBV_SEND_INLINE) {
       fits = w.inline_length <= req_.max_inline_data && sizeof w + w.inline_length <= req_.sq_slot;
@@ -183,7 +190,7 @@ void VerbsService::ConnectedQp::on_recv_completion(const fabric::WorkCompletion&
   if (wc.wc_flags & fabric::wc_flag::kGrh) c.flags |= Cqe::kGrh;
   if (wc.wc_flags & fabric::wc_flag::kWithImm) c.flags |= Cqe::kImmediate;
   if (wc.wc_flags & fabric::wc_flag::kWithInv) c.flags |= Cqe::kInvalidate;
-  rcq_->push(c, false);
+  rcq_->push(c, wc.solicited);
   if (wc.status != IBV_WC_SUCCESS) sync_state();
 }
 
