@@ -56,6 +56,7 @@ enum class MsgType : uint16_t {
   DestroyChannel,
   CreateCq,
   DestroyCq,
+  ResizeCq,
   CreateQp,
   ModifyQp,
   DestroyQp,

@@ -20,6 +20,7 @@
 //   CreateChannel  the engine's end of the channel's socket (it writes the
 //                  8-byte CQ handle of each completion event there);
 //   CreateCq       the CQ ring's memfd (CqRing);
+//   ResizeCq       the new ring's memfd (CqRing);
 //   CreateQp       the QP rings' memfd (QpRings);
 //   CreateSrq      the SRQ's ring memfd (QpRings with its receive ring only);
 //   OpenXrcd       the file that names the XRC domain, when there is one.
@@ -42,6 +43,16 @@ struct CreateCq {
   uint32_t depth = 0;       // CQEs the ring holds (CqRing::depth)
   uint32_t channel = 0;     // a CreateChannel handle, or 0
   uint64_t user_handle = 0; // echoed in completion events
+};
+
+// ResizeCq: CQ `cq` moves to a new ring of `depth` CQEs (a power of two),
+// whose memfd comes with it: the engine copies the CQEs the client has not
+// consumed (its tail in the old ring) to the front of the new one, with
+// the arming, and writes there from then on. -EINVAL when more CQEs wait
+// than `depth` holds; the old ring is left as it was.
+struct ResizeCq {
+  uint32_t cq = 0;
+  uint32_t depth = 0;
 };
 
 struct CreateQp {
@@ -102,7 +113,7 @@ struct ModifySrq {
 };
 
 // Handle-only requests: DestroyChannel, DestroyCq, DestroyQp (a QP number),
-// DeallocPd (a PD), DeregMr (an MR's key), DeallocMw (a window's rkey),
+// DeallocPd (a PD), DeregMr (an MR's key), DeallocMw (the rkey AllocMw replied),
 // DestroySrq.
 struct DestroyObject {
   uint32_t handle = 0;

@@ -73,7 +73,12 @@ struct SendWqe {
 static_assert(sizeof(SendWqe) == 64);
 
 // One send work request of an RC or UC QP; num_sge RingSges follow it in
-// its slot, or inline_length bytes when kInline.
+// its slot, or inline_length bytes when kInline. LOCAL_INV carries the rkey
+// to invalidate in imm_data (network order), as SEND_WITH_INV does, and no
+// SGEs. BIND_MW carries no SGEs; its ibv_mw_bind_info is: rkey the
+// window's current rkey, imm_data the new one (network order), remote_addr
+// and compare_add the range bound, swap the region's lkey (low 32 bits) and
+// the window's access flags (high 32).
 struct RingSge {
   uint64_t addr = 0;
   uint32_t length = 0;

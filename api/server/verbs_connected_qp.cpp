@@ -120,6 +120,13 @@ bool VerbsService::ConnectedQp::take_sends(uint64_t limit) {
     wr.compare_add = w.compare_add;
     wr.swap = w.swap;
     wr.remote_srqn = w.remote_srqn;
+    if (w.opcode == IBV_WR_BIND_MW)  // verbs_rings.h: the bind's fields in the WQE's
+      wr.bind = fabric::MwBind{w.rkey,
+                               static_cast<uint8_t>(be32toh(w.imm_data)),
+                               static_cast<uint32_t>(w.swap),
+                               w.remote_addr,
+                               w.compare_add,
+                               static_cast<uint32_t>(w.swap >> 32)};
     bool fits = true;
     if (w.send_flags & IBV_SEND_INLINE) {
       fits = w.inline_length <= req_.max_inline_data && sizeof w + w.inline_length <= req_.sq_slot;
@@ -181,7 +188,7 @@ void VerbsService::ConnectedQp::on_recv_completion(const fabric::WorkCompletion&
   Cqe c = receive_cqe(wc);
   c.qp_handle = req_.user_handle;
   c.qp_num = qpn_;
-  rcq_->push(c, false);
+  rcq_->push(c, wc.solicited);
   if (wc.status != IBV_WC_SUCCESS) sync_state();
 }
 

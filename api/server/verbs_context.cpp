@@ -47,6 +47,9 @@ int64_t VerbsContext::handle(MsgType type, std::span<const uint8_t> msg, Receive
     case MsgType::CreateCq:
       if (auto r = body_as<CreateCq>(msg, type)) return create_cq(*r, fds);
       break;
+    case MsgType::ResizeCq:
+      if (auto r = body_as<ResizeCq>(msg, type)) return resize_cq(*r, fds);
+      break;
     case MsgType::CreateQp:
       if (auto r = body_as<CreateQp>(msg, type)) return create_qp(*r, fds);
       break;
@@ -123,6 +126,16 @@ int64_t VerbsContext::create_cq(const CreateCq& req, ReceivedFds& fds) {
   const uint32_t h = next_handle_++;
   cqs_.emplace(h, std::make_unique<VerbsService::Cq>(*this, std::move(mem), req.depth, ch, req.user_handle));
   return h;
+}
+
+int64_t VerbsContext::resize_cq(const ResizeCq& req, ReceivedFds& fds) {
+  VerbsService::Cq* cq = find(cqs_, req.cq);
+  if (!cq || fds.count != 1 || req.depth == 0 || req.depth > rings::kMaxDepth ||
+      rings::ring_depth(req.depth) != req.depth)
+    return -EINVAL;
+  SharedMemory mem;
+  if (const int e = mem.map(fds.take(0), CqRing::bytes(req.depth))) return e;
+  return -cq->resize(std::move(mem), req.depth);
 }
 
 int64_t VerbsContext::create_qp(const CreateQp& req, ReceivedFds& fds) {

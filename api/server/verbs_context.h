@@ -88,6 +88,7 @@ class VerbsContext final : public fabric::PortEventListener {
  private:
   int64_t create_channel(ReceivedFds& fds);
   int64_t create_cq(const CreateCq& req, ReceivedFds& fds);
+  int64_t resize_cq(const ResizeCq& req, ReceivedFds& fds);
   int64_t create_qp(const CreateQp& req, ReceivedFds& fds);
   int64_t create_connected_qp(const CreateQp& req, ReceivedFds& fds, VerbsService::Cq* scq,
                               VerbsService::Cq* rcq);

@@ -61,4 +61,21 @@ bool VerbsService::Cq::push(const Cqe& e, bool solicited) {
   return true;
 }
 
+int VerbsService::Cq::resize(SharedMemory mem, uint32_t depth) {
+  auto* next = mem.as<CqRing>();
+  const uint32_t tail = ring_->tail.value.load(std::memory_order_acquire);
+  const uint32_t waiting = head_ - tail;  // a tail past the head reads as too many
+  if (waiting > depth) return EINVAL;
+  for (uint32_t i = 0; i < waiting; ++i) next->entries()[i] = ring_->entries()[(tail + i) & (depth_ - 1)];
+  next->tail.value.store(0, std::memory_order_relaxed);
+  next->overrun.value.store(ring_->overrun.value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  next->armed.value.store(ring_->armed.value.load(std::memory_order_acquire), std::memory_order_relaxed);
+  next->head.value.store(waiting, std::memory_order_release);
+  mem_ = std::move(mem);
+  ring_ = next;
+  depth_ = depth;
+  head_ = waiting;
+  return 0;
+}
+
 }  // namespace ibfab::api

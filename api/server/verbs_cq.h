@@ -36,6 +36,10 @@ class VerbsService::Cq {
         user_handle_(user_handle) {}
   // Writes a completion; false (and the CQ in overrun) when it is full.
   bool push(const rings::Cqe& e, bool solicited);
+  // ibv_resize_cq: writes from now on into `mem`, a ring of `depth` CQEs,
+  // whose front takes the CQEs the client has not consumed, and the
+  // arming. 0, or EINVAL (more wait than `depth` holds: nothing changes).
+  int resize(SharedMemory mem, uint32_t depth);
   uint32_t users = 0;  // QPs (and XRC SRQs) that complete here
   Channel* channel() const { return channel_; }
 

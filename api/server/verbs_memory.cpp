@@ -29,10 +29,7 @@ VerbsMemory::VerbsMemory(fabric::Hca& hca, pid_t pid, std::function<void(const s
 
 VerbsMemory::~VerbsMemory() {
   fabric::MemoryTable& table = hca_.memory();
-  for (const auto& [rkey, pd] : windows_) {
-    (void)table.invalidate(rkey, pd);
-    (void)table.deallocate_window(rkey);
-  }
+  for (const auto& [handle, pd] : windows_) (void)release_window(handle, pd);
   for (const auto& [key, r] : regions_) (void)table.deregister(key);
   for (uint32_t pd : pds_) (void)hca_.dealloc_pd(pd);
 }
@@ -122,10 +119,18 @@ int64_t VerbsMemory::alloc_mw(const AllocMw& r) {
   return rkey;
 }
 
-int64_t VerbsMemory::dealloc_mw(uint32_t rkey) {
-  auto it = windows_.find(rkey);
+int VerbsMemory::release_window(uint32_t handle, uint32_t pd) {
+  fabric::MemoryTable& table = hca_.memory();
+  const uint32_t rkey = table.window_key(handle);
+  if (rkey == 0) return EINVAL;
+  (void)table.invalidate(rkey, pd);  // a bound type 2 window; nothing for the others
+  return table.deallocate_window(rkey);
+}
+
+int64_t VerbsMemory::dealloc_mw(uint32_t handle) {
+  auto it = windows_.find(handle);
   if (it == windows_.end()) return -EINVAL;
-  if (const int e = hca_.memory().deallocate_window(rkey)) return -e;
+  if (const int e = release_window(handle, it->second)) return -e;
   windows_.erase(it);
   return 0;
 }

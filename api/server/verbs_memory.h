@@ -34,7 +34,9 @@ class VerbsMemory {
   int64_t rereg_mr(const ReregMr& r);
   int64_t dereg_mr(uint32_t key);
   int64_t alloc_mw(const AllocMw& r);
-  int64_t dealloc_mw(uint32_t rkey);
+  // `handle`: the rkey AllocMw replied; binds since may have changed the
+  // window's key. A bound window is invalidated and goes.
+  int64_t dealloc_mw(uint32_t handle);
 
   bool has_pd(uint32_t pd) const;
 
@@ -54,7 +56,9 @@ class VerbsMemory {
   bool told_ = false;
   std::vector<uint32_t> pds_;
   std::unordered_map<uint32_t, Region> regions_;  // by key
-  std::unordered_map<uint32_t, uint32_t> windows_;  // rkey -> PD
+  std::unordered_map<uint32_t, uint32_t> windows_;  // the first rkey (the handle) -> PD
+  // Frees the window `handle` names, bound or not.
+  int release_window(uint32_t handle, uint32_t pd);
 };
 
 }  // namespace ibfab::api

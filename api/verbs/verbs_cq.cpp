@@ -231,9 +231,31 @@ IBFAB_VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq
   return cq ? cq->cq() : nullptr;
 }
 
-IBFAB_VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq, int cqe) {
-  if (!cq || cqe < 1) return fail(EINVAL);
-  return fail(EOPNOTSUPP);  // COMPATIBILITY.md: CQs keep the depth they were created with
+// As mlx5 resizes: to the power of two that holds `cqe` (reported in
+// cq->cqe), keeping the completions not yet polled; the same size is a
+// no-op. EINVAL for a size out of range or smaller than the completions
+// waiting (the engine checks again, as later ones may have come).
+IBFAB_VERBS_EXPORT int ibv_resize_cq(ibv_cq* cq_, int cqe) {
+  if (!cq_ || cqe < 1 || static_cast<uint32_t>(cqe) > kMaxCqe) return fail(EINVAL);
+  Cq& cq = *Cq::from(cq_);
+  const uint32_t depth = api::rings::ring_depth(static_cast<uint32_t>(cqe));
+  std::lock_guard lock(cq.mu);
+  if (cq.ring->head.value.load(std::memory_order_acquire) - cq.tail > depth) return fail(EINVAL);
+  if (depth == cq.depth) return 0;
+  api::SharedMemory mem;
+  if (const int e = mem.create(CqRing::bytes(depth), "ibfab-cq")) return fail(-e);
+  auto* ring = new (mem.data()) CqRing;
+  const api::ResizeCq req{cq.handle, depth};
+  const int give[] = {mem.fd()};
+  if (const int64_t e = Context::from(cq_->context)->link.request(api::MsgType::ResizeCq, &req, sizeof req, give))
+    return fail(static_cast<int>(-e));
+  cq.retired.push_back(std::move(cq.mem));
+  cq.mem = std::move(mem);
+  cq.ring = ring;
+  cq.depth = depth;
+  cq.tail = 0;
+  cq_->cqe = static_cast<int>(depth);
+  return 0;
 }
 
 IBFAB_VERBS_EXPORT int ibv_destroy_cq(ibv_cq* cq_) {

@@ -78,6 +78,9 @@ struct Cq {
   api::rings::CqRing* ring = nullptr;
   uint32_t depth = 0;
   uint32_t tail = 0;  // CQEs consumed
+  // Rings given up by ibv_resize_cq, kept mapped until the CQ goes: a
+  // poll's lock-free look at an empty ring may still read one.
+  std::vector<api::SharedMemory> retired;
   std::mutex mu;
   ibv_wc current{};   // the extended poll's current completion (ibv_start_poll .. ibv_end_poll)
   ibv_cq* cq() { return reinterpret_cast<ibv_cq*>(&cqx); }
@@ -114,6 +117,21 @@ struct Srq {
   static Srq* from(ibv_srq* s) { return reinterpret_cast<Srq*>(s); }
 };
 
+// One ibv_wr_start .. ibv_wr_complete / ibv_wr_abort sequence of an
+// extended QP (verbs_qp_ex.cpp). The WQEs are written into the send ring
+// past the posted head and published together by wr_complete; the one
+// being built keeps its header here until the next builder or the end.
+struct WrBatch {
+  uint32_t count = 0;        // WQEs begun since wr_start
+  int error = 0;             // the first error, returned by wr_complete (nothing is posted)
+  uint8_t* slot = nullptr;   // the WQE being built; null before the first builder or after an error
+  bool connected = false;    // `header` is a ConnectedWqe, else a SendWqe
+  uint8_t opcode = 0;        // its ibv_wr_opcode
+  bool has_data = false;     // a data setter was called for it
+  bool has_addr = false;     // UD: wr_set_ud_addr was called for it
+  alignas(8) uint8_t header[64] = {};
+};
+
 struct Qp {
   ibv_qp_ex qpx{};  // first; qpx.qp_base is the ibv_qp
   api::SharedMemory mem;
@@ -137,6 +155,9 @@ struct Qp {
   uint32_t rq_posted = 0;
   std::atomic<uint32_t> rq_done{0};
   std::vector<RecvWr> rwr;
+  // Created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS: ibv_qp_to_qp_ex gives qpx.
+  bool extended = false;
+  WrBatch batch;  // under sq_mu, held from wr_start to wr_complete / wr_abort
   ibv_qp* qp() { return &qpx.qp_base; }
   static Qp* from(ibv_qp* q) { return reinterpret_cast<Qp*>(q); }
   bool connected() const { return qpx.qp_base.qp_type != IBV_QPT_UD; }
@@ -189,6 +210,29 @@ void fill_wc(const api::rings::Cqe& e, ibv_wc& wc);
 // QP's move to RESET does on mlx5; the others keep their order. A receive
 // taken from `srq` gives its WQE back to the SRQ.
 void clean_cq(Cq& cq, uint32_t qp_num, Srq* srq);
+
+// Posting's pieces, shared by ibv_post_send and the ibv_wr_* API
+// (verbs_post.cpp). gather_sges copies `n` SGEs' bytes (their lkeys checked
+// unless `inline_data`) to `out`, at most `room`; returns the completion
+// status. ud_address fills a UD WQE's address from `ah`.
+ibv_wc_status gather_sges(Context& c, const ibv_sge* sges, std::size_t n, bool inline_data, uint8_t* out,
+                          uint32_t room, uint32_t& length);
+void ud_address(const Qp& qp, const ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey,
+                api::rings::SendWqe& w);
+// The BIND_MW fields of an RC or UC WQE, as verbs_rings.h lays them out.
+void put_bind(const ibv_mw* mw, uint32_t new_rkey, const ibv_mw_bind_info& info, api::rings::ConnectedWqe& w);
+// The stamp a post carries (SendWqe::stamp); call under sq_mu.
+uint64_t post_stamp(const Qp& qp);
+
+// The extended QP API (verbs_qp_ex.cpp): 0, or EOPNOTSUPP when `flags`
+// (IBV_QP_EX_WITH_*) ask for an operation a QP of `type` has not; on 0 the
+// QP's ibv_wr_* function pointers are filled.
+int enable_wr_api(Qp& qp, ibv_qp_type type, uint64_t flags);
+
+// ibv_bind_mw (verbs_mw.cpp), through the context's ops.
+int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* mw_bind);
+ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type);
+int dealloc_mw(ibv_mw* mw);
 
 // The ops every context gets (verbs_ops.cpp).
 void install_ops(verbs_context& vctx);

@@ -24,8 +24,6 @@ void fill(R (*&op)(A...)) {
   if (!op) op = &unsupported<R, A...>;
 }
 
-int bind_mw(ibv_qp*, ibv_mw*, ibv_mw_bind*) { return EOPNOTSUPP; }
-
 }  // namespace
 
 void install_ops(verbs_context& v) {
@@ -36,7 +34,8 @@ void install_ops(verbs_context& v) {
   o.post_recv = post_recv;
   o.post_srq_recv = post_srq_recv;
   o.bind_mw = bind_mw;
-  o.alloc_mw = nullptr;  // NULL-checked by ibv_alloc_mw: ENOSYS, as without a provider op
+  o.alloc_mw = alloc_mw;
+  o.dealloc_mw = dealloc_mw;
   fill(o._compat_query_device);
   fill(o._compat_query_port);
   fill(o._compat_alloc_pd);

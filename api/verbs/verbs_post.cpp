@@ -32,38 +32,8 @@ using api::rings::SendWqe;
 
 // Gathers `wr`'s data into `out`; returns the completion status.
 ibv_wc_status gather(Context& c, const ibv_send_wr& wr, uint8_t* out, uint32_t room, uint32_t& length) {
-  uint64_t total = 0;
-  for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
-  length = 0;
-  if (total > room) return IBV_WC_LOC_LEN_ERR;
-  const bool inline_data = (wr.send_flags & IBV_SEND_INLINE) != 0;
-  for (int i = 0; i < wr.num_sge; ++i) {
-    const ibv_sge& s = wr.sg_list[i];
-    if (!s.length) continue;
-    if (!inline_data && !c.covers(s.lkey, s.addr, s.length, 0)) return IBV_WC_LOC_PROT_ERR;
-    std::memcpy(out + length, reinterpret_cast<const void*>(s.addr), s.length);
-    length += s.length;
-  }
-  return IBV_WC_SUCCESS;
-}
-
-void address(const Qp& qp, const ibv_send_wr& wr, SendWqe& w) {
-  const auto* ah = reinterpret_cast<const Ah*>(wr.wr.ud.ah);
-  const ibv_ah_attr& a = ah->attr;
-  w.dlid = a.dlid;
-  w.sl = a.sl;
-  w.src_path_bits = a.src_path_bits;
-  if (a.is_global) {
-    w.flags |= SendWqe::kGlobal;
-    std::memcpy(w.dgid, a.grh.dgid.raw, 16);
-    w.flow_label = a.grh.flow_label;
-    w.hop_limit = a.grh.hop_limit;
-    w.traffic_class = a.grh.traffic_class;
-    w.sgid_index = a.grh.sgid_index;
-  }
-  w.remote_qpn = wr.wr.ud.remote_qpn;
-  // A Q_Key with the high bit set means "the QP's own" (IBTA 10.2.5).
-  w.remote_qkey = (wr.wr.ud.remote_qkey & 0x80000000u) ? qp.attr.qkey : wr.wr.ud.remote_qkey;
+  return gather_sges(c, wr.sg_list, static_cast<std::size_t>(wr.num_sge), (wr.send_flags & IBV_SEND_INLINE) != 0, out,
+                     room, length);
 }
 
 // The error a WR is refused with at post time (0: it is accepted).
@@ -89,6 +59,15 @@ int refuse_recv(const Qp& qp, const ibv_recv_wr& wr) {
   return 0;
 }
 
+// The error a BIND_MW is refused with at post time (0: accepted): a
+// window to bind, a region when there is a range, a range mlx5's UMR can
+// describe (2 GiB at most: EOPNOTSUPP).
+int refuse_bind(const ibv_mw* mw, const ibv_mw_bind_info& info) {
+  if (!mw || (!info.mr && (info.addr || info.length))) return EINVAL;
+  if (info.length > (uint64_t{1} << 31)) return EOPNOTSUPP;
+  return 0;
+}
+
 // The error an RC or UC WR is refused with at post time, as mlx5 refuses
 // it (0: accepted).
 int refuse_connected(const Qp& qp, const ibv_send_wr& wr) {
@@ -107,6 +86,10 @@ int refuse_connected(const Qp& qp, const ibv_send_wr& wr) {
     case IBV_WR_SEND_WITH_INV:
       if (!rc) return EINVAL;
       break;
+    case IBV_WR_LOCAL_INV:
+      return 0;  // no SGEs read
+    case IBV_WR_BIND_MW:
+      return refuse_bind(wr.bind_mw.mw, wr.bind_mw.bind_info);
     default:
       return EINVAL;
   }
@@ -132,8 +115,14 @@ void put_connected(const Qp& qp, const ibv_send_wr& wr, uint64_t stamp, uint8_t*
   w.opcode = static_cast<uint8_t>(opcode_of(wr));
   w.send_flags = wr.send_flags;
   w.stamp = stamp;
-  if (opcode_of(wr) == IBV_WR_SEND_WITH_INV) w.imm_data = htobe32(wr.invalidate_rkey);
+  if (opcode_of(wr) == IBV_WR_SEND_WITH_INV || opcode_of(wr) == IBV_WR_LOCAL_INV)
+    w.imm_data = htobe32(wr.invalidate_rkey);
   else w.imm_data = wr.imm_data;
+  if (opcode_of(wr) == IBV_WR_BIND_MW || opcode_of(wr) == IBV_WR_LOCAL_INV) {  // no data
+    if (opcode_of(wr) == IBV_WR_BIND_MW) put_bind(wr.bind_mw.mw, wr.bind_mw.rkey, wr.bind_mw.bind_info, w);
+    std::memcpy(slot, &w, sizeof w);
+    return;
+  }
   if (opcode_of(wr) == IBV_WR_ATOMIC_CMP_AND_SWP || opcode_of(wr) == IBV_WR_ATOMIC_FETCH_AND_ADD) {
     w.remote_addr = wr.wr.atomic.remote_addr;
     w.rkey = wr.wr.atomic.rkey;
@@ -166,7 +155,7 @@ int post_send_connected(Qp& qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   int error = 0;
   {
     std::lock_guard lock(qp.sq_mu);
-    const uint64_t stamp = qp.rings->stamped.value.load(std::memory_order_acquire) ? api::program_clock_ns() : 0;
+    const uint64_t stamp = post_stamp(qp);
     for (; wr; wr = wr->next) {
       if ((error = refuse_connected(qp, *wr)) != 0) break;
       if (qp.sq_head - qp.sq_done.load(std::memory_order_acquire) >= qp.sq_depth) {
@@ -222,6 +211,55 @@ int post_recv_connected(Qp& qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 
 }  // namespace
 
+ibv_wc_status gather_sges(Context& c, const ibv_sge* sges, std::size_t n, bool inline_data, uint8_t* out,
+                          uint32_t room, uint32_t& length) {
+  uint64_t total = 0;
+  for (std::size_t i = 0; i < n; ++i) total += sges[i].length;
+  length = 0;
+  if (total > room) return IBV_WC_LOC_LEN_ERR;
+  for (std::size_t i = 0; i < n; ++i) {
+    const ibv_sge& s = sges[i];
+    if (!s.length) continue;
+    if (!inline_data && !c.covers(s.lkey, s.addr, s.length, 0)) return IBV_WC_LOC_PROT_ERR;
+    std::memcpy(out + length, reinterpret_cast<const void*>(s.addr), s.length);
+    length += s.length;
+  }
+  return IBV_WC_SUCCESS;
+}
+
+void ud_address(const Qp& qp, const ibv_ah* ah_, uint32_t remote_qpn, uint32_t remote_qkey, SendWqe& w) {
+  const ibv_ah_attr& a = reinterpret_cast<const Ah*>(ah_)->attr;
+  w.dlid = a.dlid;
+  w.sl = a.sl;
+  w.src_path_bits = a.src_path_bits;
+  if (a.is_global) {
+    w.flags |= SendWqe::kGlobal;
+    std::memcpy(w.dgid, a.grh.dgid.raw, 16);
+    w.flow_label = a.grh.flow_label;
+    w.hop_limit = a.grh.hop_limit;
+    w.traffic_class = a.grh.traffic_class;
+    w.sgid_index = a.grh.sgid_index;
+  }
+  w.remote_qpn = remote_qpn;
+  // A Q_Key with the high bit set means "the QP's own" (IBTA 10.2.5).
+  w.remote_qkey = (remote_qkey & 0x80000000u) ? qp.attr.qkey : remote_qkey;
+}
+
+void put_bind(const ibv_mw* mw, uint32_t new_rkey, const ibv_mw_bind_info& info, ConnectedWqe& w) {
+  w.rkey = mw->rkey;
+  w.imm_data = htobe32(new_rkey);
+  w.remote_addr = info.addr;
+  w.compare_add = info.length;
+  w.swap = uint64_t{static_cast<uint32_t>(info.mw_access_flags)} << 32 | (info.mr ? info.mr->lkey : 0);
+}
+
+uint64_t post_stamp(const Qp& qp) {
+  // Only while the engine orders this process's posts with its MADs (it
+  // has a umad port open): a post made before that needs none, being
+  // older than any MAD.
+  return qp.rings->stamped.value.load(std::memory_order_acquire) ? api::program_clock_ns() : 0;
+}
+
 int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   if (!q || !bad_wr) return EINVAL;
   Qp& qp = *Qp::from(q);
@@ -233,10 +271,8 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   int error = 0;
   {
     std::lock_guard lock(qp.sq_mu);
-    // Under the lock: one QP's stamps never go back. Only while the engine
-    // orders this process's posts with its MADs (it has a umad port open):
-    // a post made before that needs none, being older than any MAD.
-    const uint64_t stamp = qp.rings->stamped.value.load(std::memory_order_acquire) ? api::program_clock_ns() : 0;
+    // Under the lock: one QP's stamps never go back.
+    const uint64_t stamp = post_stamp(qp);
     const uint32_t room = qp.sq_slot - static_cast<uint32_t>(sizeof(SendWqe));
     for (; wr; wr = wr->next) {
       if ((error = refuse(qp, *wr)) != 0) break;
@@ -255,7 +291,7 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         w.flags |= SendWqe::kImmediate;
         w.imm_data = wr->imm_data;
       }
-      address(qp, *wr, w);
+      ud_address(qp, wr->wr.ud.ah, wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey, w);
       std::memcpy(slot, &w, sizeof w);
       ++qp.sq_head;
     }

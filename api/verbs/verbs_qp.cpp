@@ -32,7 +32,7 @@ constexpr uint64_t kSupportedCreateFlags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
 ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& given) {
   if (!context) return fail_null<ibv_qp>(EINVAL);
   if (given.comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-                                                IBV_QP_INIT_ATTR_XRCD))
+                                                IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
     return fail_null<ibv_qp>(EOPNOTSUPP);
   ibv_qp_init_attr_ex a = given;
   if (a.qp_type == IBV_QPT_XRC_SEND || a.qp_type == IBV_QPT_XRC_RECV) {
@@ -56,6 +56,8 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& given) {
       cap.max_recv_sge > kMaxSge || cap.max_inline_data > kMaxInline)
     return fail_null<ibv_qp>(EINVAL);
   auto qp = std::make_unique<Qp>();
+  if (a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+    if (const int e = enable_wr_api(*qp, a.qp_type, a.send_ops_flags)) return fail_null<ibv_qp>(e);
   qp->sq_depth = api::rings::ring_depth(std::max(cap.max_send_wr, 1u));
   qp->rq_depth = api::rings::ring_depth(std::max(cap.max_recv_wr, 1u));
   qp->cap = cap;
@@ -204,10 +206,10 @@ IBFAB_VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
   return q;
 }
 
-IBFAB_VERBS_EXPORT ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp*) {
-  // Only QPs created with send_ops_flags have the ibv_wr_* interface, and
-  // ibfab does not offer it (create_qp_ex refuses those flags).
-  return fail_null<ibv_qp_ex>(EOPNOTSUPP);
+// Only QPs created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS have the ibv_wr_*
+// interface; for the others NULL, errno untouched, as rdma-core answers.
+IBFAB_VERBS_EXPORT ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp* q) {
+  return q && Qp::from(q)->extended ? &Qp::from(q)->qpx : nullptr;
 }
 
 IBFAB_VERBS_EXPORT int ibv_modify_qp(ibv_qp* q, ibv_qp_attr* attr, int mask) {

@@ -22,14 +22,16 @@ inline constexpr int kGidTableLength = 1;  // one GID per port: the port GID
 // bits) ibv_device_attr_ex.device_cap_flags_ex say it: P_Key and Q_Key
 // violations are counted (PortInfo), port events are reported, the system
 // image GUID is real, RC NAKs with RNR, a UD AH's port must be the QP's,
-// and XRC (domains, XRC SRQs, XRC_SEND and XRC_RECV QPs) works.
+// XRC (domains, XRC SRQs, XRC_SEND and XRC_RECV QPs), and memory windows
+// of type 1 and 2B (bound to a QP), as mlx5's.
 inline constexpr uint64_t kDeviceCapFlags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
                                             IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_PORT_ACTIVE_EVENT |
-                                            IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_XRC;
+                                            IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_XRC |
+                                            IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 
 // ibv_device_attr as the kernel's uverbs fills it for this HCA. Fields of
-// features the library does not offer yet (memory windows, raw QPs,
-// FMRs, EE) are 0, as a device without them reports.
+// features the library does not offer yet (raw QPs, FMRs, EE) are 0, as a
+// device without them reports.
 void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   std::memset(&a, 0, sizeof a);
   std::snprintf(a.fw_ver, sizeof a.fw_ver, "%s", kFwVer);
@@ -47,6 +49,7 @@ void fill_device_attr(const api::NodeReply& n, ibv_device_attr& a) {
   a.max_cq = 1 << 16;
   a.max_cqe = static_cast<int>(kMaxCqe);
   a.max_mr = 1 << 20;
+  a.max_mw = 1 << 20;  // regions and windows share the HCA's table (fabric::MemoryTable::kMaxEntries)
   a.max_pd = 1 << 16;
   a.max_ah = 1 << 20;
   a.max_mcast_grp = static_cast<int>(kMaxMcastGroups);

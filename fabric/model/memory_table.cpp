@@ -105,6 +105,13 @@ uint32_t MemoryTable::allocate_window(uint32_t pd, uint8_t type) {
   return key_of(i, tag);
 }
 
+uint32_t MemoryTable::window_key(uint32_t key) const {
+  const uint32_t slot = key >> 8;
+  if (slot == 0 || slot > entries_.size()) return 0;
+  const Entry& e = entries_[slot - 1];
+  return e.kind == Kind::kWindow ? key_of(slot - 1, e.tag) : 0;
+}
+
 int MemoryTable::deallocate_window(uint32_t rkey) {
   Entry* e = find(rkey);
   if (e == nullptr || e->kind != Kind::kWindow) return EINVAL;
@@ -124,11 +131,12 @@ MemoryFault MemoryTable::bind_window(uint32_t window_rkey, uint32_t new_tag, uin
   if (w->pd != pd) return MemoryFault::kWrongPd;
   if (w->window_type == 2 && w->bound) return MemoryFault::kNoAccess;  // invalidate it first
   const uint32_t index = (window_rkey >> 8) - 1;
-  if (w->window_type == 1 && length == 0) {  // unbind
+  if (w->window_type == 1 && length == 0) {  // unbind: a bind like any other, to a new key
     if (w->bound) entries_[w->region].windows_bound--;
     w->bound = false;
     w->length = 0;
-    bound_rkey = window_rkey;
+    w->tag = static_cast<uint8_t>(w->tag + 1);
+    bound_rkey = key_of(index, w->tag);
     return MemoryFault::kNone;
   }
   const Entry* r = find(mr_key);

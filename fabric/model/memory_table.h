@@ -57,12 +57,16 @@ class MemoryTable {
   uint32_t allocate_window(uint32_t pd, uint8_t type);
   // 0, EINVAL (no such window), EBUSY (a type 2 window still bound).
   int deallocate_window(uint32_t rkey);
+  // The current rkey of the window in the slot `key` names, whatever the
+  // key's tag (binds change it); 0 when that slot holds no window.
+  uint32_t window_key(uint32_t key) const;
   // Binds window `window_rkey` to `length` bytes from IOVA `addr` of region
   // `mr_key` with `access` (remote bits). The window's key becomes
-  // `new_rkey` (same index; type 1: the HCA picks the tag, give 0; type 2:
-  // the consumer's tag, ibv_inc_rkey's). A type 2 window is bound to `qpn`.
-  // length 0 unbinds (type 1). On success `window_rkey` names it no more and
-  // the returned rkey does (through `bound_rkey`).
+  // `new_rkey` (same index; type 1: the HCA steps the tag as ibv_inc_rkey
+  // does, give 0; type 2: the consumer's tag, ibv_inc_rkey's). A type 2
+  // window is bound to `qpn`. length 0 unbinds (type 1), which steps the
+  // tag too. On success `window_rkey` names it no more and the returned
+  // rkey does (through `bound_rkey`).
   MemoryFault bind_window(uint32_t window_rkey, uint32_t new_tag, uint32_t mr_key, uint32_t pd, uint32_t qpn,
                           uint64_t addr, uint64_t length, uint32_t access, uint32_t& bound_rkey);
   // Invalidates a bound type 2 window (IBV_WR_LOCAL_INV, SEND_WITH_INV).

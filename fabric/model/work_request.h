@@ -136,6 +136,7 @@ struct WorkCompletion {
   uint16_t slid = 0;
   uint16_t pkey_index = 0;
   uint8_t dlid_path_bits = 0;
+  bool solicited = false;     // receives: the message asked for a solicited event (BTH SE)
 };
 
 }  // namespace ibfab::fabric

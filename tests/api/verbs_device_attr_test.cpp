@@ -118,29 +118,33 @@ TEST_F(VerbsDeviceAttr, ReadsAtomicsAndSrqsAsTheRcTransportHasThem) {
 }
 
 TEST_F(VerbsDeviceAttr, AbsentFeaturesReadZero) {
-  // No EE, RD, memory windows, raw QPs or FMRs.
+  // No EE, RD, raw QPs or FMRs.
   EXPECT_EQ(legacy_.max_ee_rd_atom, 0);
   EXPECT_EQ(legacy_.max_ee_init_rd_atom, 0);
   EXPECT_EQ(legacy_.max_ee, 0);
   EXPECT_EQ(legacy_.max_rdd, 0);
-  EXPECT_EQ(legacy_.max_mw, 0);
   EXPECT_EQ(legacy_.max_raw_ipv6_qp, 0);
   EXPECT_EQ(legacy_.max_raw_ethy_qp, 0);
   EXPECT_EQ(legacy_.max_fmr, 0);
   EXPECT_EQ(legacy_.max_map_per_fmr, 0);
 }
 
+TEST_F(VerbsDeviceAttr, MemoryWindowsShareTheRegionsTable) {
+  EXPECT_EQ(legacy_.max_mw, legacy_.max_mr);
+  EXPECT_GT(legacy_.max_mw, 0);
+}
+
 TEST_F(VerbsDeviceAttr, CapabilityFlagsAreWhatTheModelDoes) {
   const auto flags = static_cast<uint32_t>(legacy_.device_cap_flags);
   for (uint32_t want : {IBV_DEVICE_BAD_PKEY_CNTR, IBV_DEVICE_BAD_QKEY_CNTR, IBV_DEVICE_UD_AV_PORT_ENFORCE,
                         IBV_DEVICE_PORT_ACTIVE_EVENT, IBV_DEVICE_SYS_IMAGE_GUID, IBV_DEVICE_RC_RNR_NAK_GEN,
-                        IBV_DEVICE_XRC})
+                        IBV_DEVICE_XRC, IBV_DEVICE_MEM_WINDOW, IBV_DEVICE_MEM_WINDOW_TYPE_2B})
     EXPECT_TRUE(flags & want) << "missing 0x" << std::hex << want;
   for (uint32_t absent : {IBV_DEVICE_RESIZE_MAX_WR, IBV_DEVICE_RAW_MULTI, IBV_DEVICE_AUTO_PATH_MIG,
                           IBV_DEVICE_CHANGE_PHY_PORT, IBV_DEVICE_CURR_QP_STATE_MOD, IBV_DEVICE_SHUTDOWN_PORT, IBV_DEVICE_SRQ_RESIZE, IBV_DEVICE_N_NOTIFY_CQ,
-                          IBV_DEVICE_MEM_WINDOW, IBV_DEVICE_UD_IP_CSUM,
+                          IBV_DEVICE_UD_IP_CSUM,
                           IBV_DEVICE_MEM_MGT_EXTENSIONS, IBV_DEVICE_MEM_WINDOW_TYPE_2A,
-                          IBV_DEVICE_MEM_WINDOW_TYPE_2B, IBV_DEVICE_RC_IP_CSUM, IBV_DEVICE_RAW_IP_CSUM,
+                          IBV_DEVICE_RC_IP_CSUM, IBV_DEVICE_RAW_IP_CSUM,
                           IBV_DEVICE_MANAGED_FLOW_STEERING})
     EXPECT_FALSE(flags & absent) << "claims 0x" << std::hex << absent;
 }

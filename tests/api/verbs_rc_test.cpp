@@ -10,6 +10,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "tests/api/verbs_connect.h"
 #include "tests/api/verbs_fabric.h"
 
 namespace ibfab::testing {
@@ -80,37 +81,7 @@ struct Side {
   uint64_t at(std::size_t offset) { return reinterpret_cast<uint64_t>(buf.data() + offset); }
 
   // RESET -> INIT -> RTR -> RTS towards `peer`, with ibv_rc_pingpong's masks.
-  int connect(const Side& peer) {
-    const bool rc = qp->qp_type == IBV_QPT_RC;
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.port_num = 1;
-    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | (rc ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC : 0);
-    if (int e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-      return e;
-    a = {};
-    a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = IBV_MTU_1024;
-    a.dest_qp_num = peer.qp->qp_num;
-    a.rq_psn = peer.psn;
-    a.max_dest_rd_atomic = 4;
-    a.min_rnr_timer = 12;
-    a.ah_attr.dlid = peer.lid;
-    a.ah_attr.port_num = 1;
-    int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-    if (rc) mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-    if (int e = ibv_modify_qp(qp, &a, mask)) return e;
-    a = {};
-    a.qp_state = IBV_QPS_RTS;
-    a.timeout = 14;
-    a.retry_cnt = 7;
-    a.rnr_retry = 7;
-    a.sq_psn = psn;
-    a.max_rd_atomic = 4;
-    mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-    if (rc) mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-    return ibv_modify_qp(qp, &a, mask);
-  }
+  int connect(const Side& peer) { return connect_qp(qp, peer.qp->qp_num, peer.lid, peer.psn, psn); }
   int post_recv(uint64_t wr_id, std::vector<ibv_sge> sges) {
     ibv_recv_wr wr{};
     wr.wr_id = wr_id;

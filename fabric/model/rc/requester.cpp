@@ -173,6 +173,9 @@ sim::Time ConnectedQp::send_packet() {
     if (last && (w.opcode == wr_opcode::kSendWithImm || w.opcode == wr_opcode::kRdmaWriteWithImm))
       spec.immediate = w.imm_data;
     if (last && w.opcode == wr_opcode::kSendWithInv) spec.invalidate_rkey = w.invalidate_rkey;
+    // A message that completes a receive asks, in its last packet, for a
+    // solicited event when the WR did (IBTA 9.2.3).
+    spec.bth.solicited_event = last && (w.flags & send_flag::kSolicited) != 0 && w.opcode != wr_opcode::kRdmaWrite;
     spec.payload = payload;
     left = transmit(spec);
     cur_psn_ = psn_add(psn, 1);

@@ -158,6 +158,7 @@ void ConnectedQp::complete_receive(const wire::ParsedPacket& p, uint8_t status, 
   wc.sl = p.lrh.sl;
   wc.pkey_index = attr_.pkey_index;
   wc.dlid_path_bits = static_cast<uint8_t>(p.lrh.dlid & ((1u << hca_.port(attr_.port).lmc) - 1));
+  wc.solicited = p.bth.solicited_event;
   if (QpEndpoint* r = recv_endpoint()) r->on_recv_completion(wc);
 }
 

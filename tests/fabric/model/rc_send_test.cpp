@@ -122,6 +122,29 @@ TEST_F(RcSendTest, ImmediateIsDelivered) {
   EXPECT_EQ(b.read(0, 2000), a.read(0, 2000));
 }
 
+TEST_F(RcSendTest, ASolicitedSendAsksForTheEventInItsLastPacket) {
+  connect();
+  // Three packets (MTU 1024) with IBV_SEND_SOLICITED, then one without;
+  // a WRITE with immediate asks too, a plain WRITE completes nothing.
+  ASSERT_EQ(post_recv(b, 1, {sge(b, 0, 4096)}), 0);
+  ASSERT_EQ(post_recv(b, 2, {sge(b, 0, 4096)}), 0);
+  ASSERT_EQ(post_recv(b, 3, {}), 0);
+  ASSERT_EQ(post_send(a, 1, wr_opcode::kSend, {sge(a, 0, 2500)}, send_flag::kSignaled | send_flag::kSolicited), 0);
+  ASSERT_EQ(post_send(a, 2, wr_opcode::kSend, {sge(a, 0, 10)}), 0);
+  SendWr wr;
+  wr.opcode = wr_opcode::kRdmaWriteWithImm;
+  wr.flags = send_flag::kSolicited;
+  wr.remote_addr = b.base() + 0x2000;
+  wr.rkey = b.key;
+  ASSERT_EQ(post(a, wr, {sge(a, 0, 8)}), 0);
+  sim.run();
+  ASSERT_EQ(b.rec.recvs.size(), 3u);
+  EXPECT_TRUE(b.rec.recvs[0].solicited);
+  EXPECT_FALSE(b.rec.recvs[1].solicited);
+  EXPECT_TRUE(b.rec.recvs[2].solicited);
+  EXPECT_EQ(b.rec.recvs[2].opcode, wc_opcode::kRecvRdmaWithImm);
+}
+
 TEST_F(RcSendTest, ThousandMessagesArriveInOrder) {
   QpOptions o;
   o.caps = QpCaps{1024, 1024, 1, 1, 0};
