@@ -44,6 +44,7 @@ class VerbsService::ConnectedQp final : public fabric::QpEndpoint {
   void on_send_completion(const fabric::WorkCompletion& wc) override;
   void on_recv_completion(const fabric::WorkCompletion& wc) override;
   void on_qp_event(uint8_t event) override;
+  void on_receive_wanted() override { take_receives(); }
 
  private:
   // The SGEs after a WQE header in `slot`, copied out (the client may

@@ -29,6 +29,7 @@ class VerbsService::SharedRq final : public fabric::QpEndpoint {
   void on_send_completion(const fabric::WorkCompletion&) override {}
   void on_recv_completion(const fabric::WorkCompletion& wc) override;
   void on_qp_event(uint8_t event) override;
+  void on_receive_wanted() override { run(); }
 
  private:
   VerbsContext& ctx_;

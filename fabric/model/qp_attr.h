@@ -93,6 +93,12 @@ class QpEndpoint {
   virtual void on_recv_completion(const WorkCompletion& wc) = 0;
   // An affiliated asynchronous event (qp_event::).
   virtual void on_qp_event(uint8_t event) { (void)event; }
+  // A message arrived and found the receive queue this endpoint feeds (the
+  // QP's own, or the SRQ's) empty: an endpoint that holds receives the
+  // model has not been given yet (a client's ring the engine has not looked
+  // at this round) posts them now, before the responder answers with an
+  // RNR NAK. On hardware a posted receive is seen at once.
+  virtual void on_receive_wanted() {}
 };
 
 }  // namespace ibfab::fabric

@@ -10,9 +10,11 @@ namespace ibfab::testing {
 // RESET -> INIT -> RTR -> RTS towards QP `dest_qpn` at `dlid` (port 1,
 // path MTU 1024), with ibv_rc_pingpong's masks: `access` as the QP's
 // remote access (UC keeps only REMOTE_WRITE), receiving from `rq_psn`,
-// sending from `sq_psn`. Returns ibv_modify_qp's first error.
+// sending from `sq_psn`, retrying RNR NAKs `rnr_retry` times (7: for
+// ever). Returns ibv_modify_qp's first error.
 inline int connect_qp(ibv_qp* qp, uint32_t dest_qpn, uint16_t dlid, uint32_t rq_psn, uint32_t sq_psn,
-                      int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC) {
+                      int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+                      uint8_t rnr_retry = 7) {
   const bool rc = qp->qp_type == IBV_QPT_RC;
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
@@ -35,7 +37,7 @@ inline int connect_qp(ibv_qp* qp, uint32_t dest_qpn, uint16_t dlid, uint32_t rq_
   a.qp_state = IBV_QPS_RTS;
   a.timeout = 14;
   a.retry_cnt = 7;
-  a.rnr_retry = 7;
+  a.rnr_retry = rnr_retry;
   a.sq_psn = sq_psn;
   a.max_rd_atomic = 4;
   mask = IBV_QP_STATE | IBV_QP_SQ_PSN;

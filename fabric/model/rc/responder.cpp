@@ -127,7 +127,11 @@ QpEndpoint* ConnectedQp::recv_endpoint() {
 
 bool ConnectedQp::take_receive() {
   if (have_wqe_) return true;
-  if (!rq_ || rq_->empty()) return false;
+  if (!rq_) return false;
+  if (rq_->empty()) {
+    if (QpEndpoint* feeder = srq_ep_ ? srq_ep_ : ep_) feeder->on_receive_wanted();
+    if (rq_->empty()) return false;
+  }
   const ReceiveQueue::Wqe w = rq_->front();
   if (recv_sge_.size() < w.sge.size()) recv_sge_.resize(w.sge.size());  // an XRC target's SRQs differ
   recv_wr_id_ = w.wr_id;
