@@ -53,7 +53,8 @@ __be16 port_of(const sockaddr& addr) {
 }
 
 // rdma_set_option(RDMA_OPTION_ID, ...), as the kernel's ucma_set_option_id
-// checks it. The type of service is kept but changes nothing on the fabric.
+// checks it. The type of service is kept but changes nothing on the fabric;
+// an ACK timeout is what rdma_init_qp_attr gives from then on.
 int set_id_option(Id& id, int optname, const void* optval, size_t optlen) {
   switch (optname) {
     case RDMA_OPTION_ID_TOS:
@@ -68,9 +69,11 @@ int set_id_option(Id& id, int optname, const void* optval, size_t optlen) {
     case RDMA_OPTION_ID_AFONLY:
       if (optlen != sizeof(int)) return fail(EINVAL);
       return id.state == State::Idle || id.state == State::Bound ? 0 : fail(EINVAL);
-    case RDMA_OPTION_ID_ACK_TIMEOUT:
+    case RDMA_OPTION_ID_ACK_TIMEOUT:  // rdma_set_ack_timeout: the QP's from then on
       if (optlen != sizeof(uint8_t)) return fail(EINVAL);
-      return id.id.qp_type == IBV_QPT_RC || id.id.qp_type == IBV_QPT_XRC_SEND ? 0 : fail(EINVAL);
+      if (id.id.qp_type != IBV_QPT_RC && id.id.qp_type != IBV_QPT_XRC_SEND) return fail(EINVAL);
+      id.ack_timeout = *static_cast<const uint8_t*>(optval);
+      return 0;
     default:
       return fail(ENOSYS);
   }

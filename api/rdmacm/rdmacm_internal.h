@@ -21,6 +21,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -149,6 +150,7 @@ struct Id {
   // CONNECT_REQUEST (the requester's, seen from this side).
   uint8_t initiator_depth = 0;
   uint8_t responder_resources = 0;
+  std::optional<uint8_t> ack_timeout;  // RDMA_OPTION_ID_ACK_TIMEOUT: the QP's timeout, in place of the path's
   static Id* from(rdma_cm_id* i) { return reinterpret_cast<Id*>(i); }
 };
 

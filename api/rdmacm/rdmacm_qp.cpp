@@ -173,6 +173,8 @@ IBFAB_RDMACM_EXPORT int rdma_init_qp_attr(rdma_cm_id* id, ibv_qp_attr* qp_attr, 
   qp_attr->max_rd_atomic = r.info.max_rd_atomic;
   copy_ah(qp_attr->ah_attr, r.info.ah);
   *qp_attr_mask = static_cast<int>(r.info.qp_attr_mask);
+  // As the kernel's rdma_init_qp_attr: an ACK timeout set on the id wins.
+  if ((*qp_attr_mask & IBV_QP_TIMEOUT) && Id::from(id)->ack_timeout) qp_attr->timeout = *Id::from(id)->ack_timeout;
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // Devices and contexts: the device list from the client core, opening a
 // context (a verbs connection to the engine), and the async event fd.
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -121,7 +122,11 @@ IBFAB_VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
   install_ops(c->vctx);
   ibv_context& ctx = c->vctx.context;
   ctx.device = device;
-  ctx.cmd_fd = -1;
+  // The kernel's is the uverbs device's file; programs dup and fstat it
+  // (pyverbs' import test, before ibv_import_device). /dev/null stands for
+  // it: an open character device that no ibfab context can be imported
+  // from (ibv_import_device: EOPNOTSUPP).
+  ctx.cmd_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   ctx.async_fd = c->link.async_fd();
   ctx.num_comp_vectors = 1;
   pthread_mutex_init(&ctx.mutex, nullptr);
@@ -131,6 +136,7 @@ IBFAB_VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
 IBFAB_VERBS_EXPORT int ibv_close_device(ibv_context* context) {
   if (!context) return fail(EINVAL);
   Context* c = Context::from(context);
+  if (context->cmd_fd >= 0) ::close(context->cmd_fd);
   pthread_mutex_destroy(&context->mutex);
   delete c;  // closing the connection releases what the engine holds for it
   return 0;

@@ -27,6 +27,15 @@ using api::rings::SendWqe;
 namespace ibfab::verbs {
 namespace {
 
+// Takes the QP's completions not yet polled off its CQs, as mlx5 does on
+// RESET and destroy (an XRC target has no CQs: its receives complete on
+// its SRQs').
+void clean_cqs(Qp& qp) {
+  const uint32_t qpn = qp.qp()->qp_num;
+  if (qp.rcq) clean_cq(*qp.rcq, qpn, qp.srq);
+  if (qp.scq && qp.scq != qp.rcq) clean_cq(*qp.scq, qpn, nullptr);
+}
+
 constexpr uint64_t kSupportedCreateFlags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
 
 ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& given) {
@@ -241,8 +250,7 @@ IBFAB_VERBS_EXPORT int ibv_modify_qp(ibv_qp* q, ibv_qp_attr* attr, int mask) {
     qp.rings->sq_head.value.store(0, std::memory_order_release);
     qp.rings->rq_posted.value.store(0, std::memory_order_release);
     // Its completions not yet polled go too: they name WQEs that are gone.
-    clean_cq(*qp.rcq, q->qp_num, qp.srq);
-    if (qp.scq != qp.rcq) clean_cq(*qp.scq, q->qp_num, nullptr);
+    clean_cqs(qp);
   } else if (const int64_t e = c.link.request(api::MsgType::ModifyQp, &m, sizeof m)) {
     return fail(static_cast<int>(-e));
   }
@@ -292,8 +300,7 @@ IBFAB_VERBS_EXPORT int ibv_destroy_qp(ibv_qp* q) {
   if (const int64_t e = Context::from(q->context)->link.request(api::MsgType::DestroyQp, &req, sizeof req))
     return fail(static_cast<int>(-e));
   Qp& qp = *Qp::from(q);
-  clean_cq(*qp.rcq, q->qp_num, qp.srq);
-  if (qp.scq != qp.rcq) clean_cq(*qp.scq, q->qp_num, nullptr);
+  clean_cqs(qp);
   pthread_mutex_destroy(&q->mutex);
   pthread_cond_destroy(&q->cond);
   delete Qp::from(q);

@@ -243,6 +243,13 @@ void wr_set_ud_addr(ibv_qp_ex* q, ibv_ah* ah, uint32_t remote_qpn, uint32_t remo
   b->has_addr = true;
 }
 
+// An XRC initiator's WQE: the SRQ (of the target's domain) its message goes to.
+void wr_set_xrc_srqn(ibv_qp_ex* q, uint32_t remote_srqn) {
+  WrBatch* b = current(q);
+  if (!b) return;
+  connected_header(*b).remote_srqn = remote_srqn & 0xFFFFFF;
+}
+
 // --- the sequence ---
 
 void wr_start(ibv_qp_ex* q) {
@@ -303,10 +310,14 @@ void offer(void (*&slot)(ibv_qp_ex*, A...), void (*fn)(ibv_qp_ex*, A...), bool a
 }  // namespace
 
 int enable_wr_api(Qp& qp, ibv_qp_type type, uint64_t flags) {
-  const uint64_t ops = type == IBV_QPT_RC ? kRcOps : type == IBV_QPT_UC ? kUcOps : type == IBV_QPT_UD ? kUdOps : 0;
+  const bool xrc = type == IBV_QPT_XRC_SEND;  // an XRC initiator sends as RC does
+  const uint64_t ops = type == IBV_QPT_RC || xrc ? kRcOps
+                       : type == IBV_QPT_UC      ? kUcOps
+                       : type == IBV_QPT_UD      ? kUdOps
+                                                 : 0;
   if (!ops || (flags & ~ops)) return EOPNOTSUPP;
   ibv_qp_ex& x = qp.qpx;
-  const bool rc = type == IBV_QPT_RC, ud = type == IBV_QPT_UD;
+  const bool rc = type == IBV_QPT_RC || xrc, ud = type == IBV_QPT_UD;
   x.wr_start = wr_start;
   x.wr_complete = wr_complete;
   x.wr_abort = wr_abort;
@@ -326,7 +337,7 @@ int enable_wr_api(Qp& qp, ibv_qp_type type, uint64_t flags) {
   offer(x.wr_set_inline_data, &wr_set_inline_data, true);
   offer(x.wr_set_inline_data_list, &wr_set_inline_data_list, true);
   x.wr_send_tso = &refused<void*, uint16_t, uint16_t>;
-  x.wr_set_xrc_srqn = &refused<uint32_t>;
+  offer(x.wr_set_xrc_srqn, &wr_set_xrc_srqn, xrc);
   x.wr_atomic_write = &refused<uint32_t, uint64_t, const void*>;
   qp.extended = true;
   return 0;

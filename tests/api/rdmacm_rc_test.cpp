@@ -116,6 +116,8 @@ TEST_F(RdmacmRc, ConnectsSendsWritesAndDisconnects) {
   p.responder_resources = 1;
   p.initiator_depth = 1;
   p.retry_count = 7;
+  uint8_t ack_timeout = 21;  // rdma_set_ack_timeout: the QP's timeout in place of the path's
+  ASSERT_EQ(rdma_set_option(client_.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout, 1), 0);
   ASSERT_EQ(rdma_connect(client_.id, &p), 0);
   accept_request();
 
@@ -129,6 +131,10 @@ TEST_F(RdmacmRc, ConnectsSendsWritesAndDisconnects) {
   std::memcpy(&remote, est->param.conn.private_data, sizeof remote);
   rdma_ack_cm_event(est);
   EXPECT_EQ(qp_state(client_.id->qp), IBV_QPS_RTS);
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  ASSERT_EQ(ibv_query_qp(client_.id->qp, &attr, IBV_QP_TIMEOUT, &init), 0);
+  EXPECT_EQ(attr.timeout, 21);
   expect_event(server_.ch, RDMA_CM_EVENT_ESTABLISHED);
 
   // Sixteen SENDs, each to its own receive, in order.
