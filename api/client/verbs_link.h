@@ -35,6 +35,7 @@ class VerbsLink {
   // After posting work: wakes the engine if it sleeps. No system call
   // while it runs.
   void doorbell() const {
+    page_->posts.value.fetch_add(1, std::memory_order_release);  // after the WQEs: EnginePage::posts
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the engine's before it sleeps
     if (page_->sleeping.value.load(std::memory_order_relaxed)) ring();
   }

@@ -40,6 +40,10 @@ struct alignas(64) Counter {
   std::atomic<uint32_t> value{0};
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared-memory counters must be lock free");
+struct alignas(64) Counter64 {
+  std::atomic<uint64_t> value{0};
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared-memory counters must be lock free");
 
 inline constexpr uint32_t kGrhBytes = 40;
 inline constexpr uint32_t kMaxUdPayload = 4096;  // the largest IB MTU
@@ -47,6 +51,11 @@ inline constexpr uint32_t kMaxDepth = 1u << 15;  // per ring
 
 struct EnginePage {
   Counter sleeping;  // non-zero while the engine waits for input
+  // Raised by every client after each post that rings (or would ring) the
+  // doorbell, after the WQEs are in their rings: while it has not moved,
+  // no ring has new sends, and the engine need not walk a process's QPs to
+  // keep its program order.
+  Counter64 posts;
 };
 
 // One send work request, as the client hands it to the engine.

@@ -376,7 +376,7 @@ void Engine::take_posted_work(uint32_t pid, std::size_t max_mads) {
         else if (!next || c->held_stamp < next->held_stamp) next = c;
       }
       if (!next) break;
-      for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, next->held_stamp);
+      for (VerbsContext* v : p.verbs) verbs_.take_posted(*v, next->held_stamp);
       if (taken++ == max_mads) {  // the rest in the next round, from this MAD on
         later = true;
         break;
@@ -389,7 +389,7 @@ void Engine::take_posted_work(uint32_t pid, std::size_t max_mads) {
       next->held.clear();
     }
     if (taken > max_mads) break;
-    for (VerbsContext* v : p.verbs) verbs_.run_rings(*v, limit);
+    for (VerbsContext* v : p.verbs) verbs_.take_posted(*v, limit);
     if (!later) return;
   }
   if (std::find(unsettled_.begin(), unsettled_.end(), pid) == unsettled_.end()) unsettled_.push_back(pid);

@@ -69,6 +69,18 @@ class VerbsContext final : public fabric::PortEventListener {
     for (auto& [qpn, qp] : connected_) work |= qp->run(limit);
     return work;
   }
+  // run_rings(limit) for the process's program order, before one of its
+  // requests acts: skipped while no client has posted since a walk that
+  // left nothing posted here (`posts`: EnginePage::posts, read before).
+  bool take_posted(uint64_t limit, uint64_t posts) {
+    if (posts == posts_walked_) return false;
+    const bool work = run_rings(limit);
+    bool left = false;
+    for (const auto& [qpn, qp] : qps_) left |= qp->posted();
+    for (const auto& [qpn, qp] : connected_) left |= qp->posted();
+    posts_walked_ = left ? kNever : posts;
+    return work;
+  }
   bool posted() const {
     for (const auto& [qpn, qp] : qps_)
       if (qp->posted()) return true;
@@ -104,6 +116,8 @@ class VerbsContext final : public fabric::PortEventListener {
   VerbsService& service_;
   fabric::Hca& hca_;
   int async_fd_;
+  static constexpr uint64_t kNever = UINT64_MAX;
+  uint64_t posts_walked_ = kNever;  // EnginePage::posts before the last walk that left nothing posted
   bool ordered_by_caller_ = false;  // its rings are taken in program order by the engine (a MAD port is open)
   uint32_t next_handle_ = 1;
   VerbsMemory memory_;  // before the QPs, which go first

@@ -81,6 +81,12 @@ bool VerbsService::scan(bool all) {
 
 bool VerbsService::run_rings(VerbsContext& context, uint64_t limit) { return context.run_rings(limit); }
 
+bool VerbsService::take_posted(VerbsContext& context, uint64_t limit) {
+  auto* page = page_.as<rings::EnginePage>();
+  if (!page) return context.run_rings(limit);
+  return context.take_posted(limit, page->posts.value.load(std::memory_order_acquire));
+}
+
 bool VerbsService::posted(const VerbsContext& context) const { return context.posted(); }
 
 void VerbsService::set_ordered_by_caller(VerbsContext& context, bool on) { context.set_ordered_by_caller(on); }

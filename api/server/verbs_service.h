@@ -62,6 +62,10 @@ class VerbsService {
   // The same for one context's QPs, taking only the sends posted before
   // `limit` (program_clock_ns; 0: receives and flushes only).
   bool run_rings(VerbsContext& context, uint64_t limit = UINT64_MAX);
+  // The same before one of the context's process's requests acts (its
+  // program order): nothing to do, without looking at its QPs, while no
+  // client has posted since the context's last such walk left nothing.
+  bool take_posted(VerbsContext& context, uint64_t limit);
   // Whether the context has sends posted and not yet taken.
   bool posted(const VerbsContext& context) const;
   // A context whose rings its caller takes (run_rings(context, limit), in
