@@ -2,8 +2,8 @@
 // the request, rdma_accept and rdma_reject answer it, and the active side's
 // ESTABLISHED (or UNREACHABLE) event carries the peer's QP number, Q_Key
 // and address handle; there is no disconnection handshake, and notifying
-// an id that has an IB CM id only accepts a LID change. An RC or UC id
-// connects with IB CM's REQ/REP/RTU and disconnects with DREQ/DREP, as
+// an id that has an IB CM id only accepts a LID change. An RC, UC or XRC
+// id connects with IB CM's REQ/REP/RTU and disconnects with DREQ/DREP, as
 // rdma-core drives the kernel: the QP goes to RTR and RTS with
 // rdma_init_qp_attr's attributes before the REP is sent (rdma_accept) or
 // the RTU (on CONNECT_RESPONSE, rdmacm_events.cpp), and to the error state

@@ -1,6 +1,7 @@
 // The connection manager's start and its devices: the CM connection to the
 // engine, the RDMA devices (ibfab's libibverbs, through the public API),
 // opened when an id is first bound to one, and rdma_get_devices.
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 
 #include <cerrno>
@@ -88,10 +89,27 @@ CmDevice* acquire_device(__be64 guid) {
 
 void release_device(CmDevice* d) {
   std::lock_guard lock(devices_mu());
-  if (--d->refcnt == 0 && d->pd) {
-    ibv_dealloc_pd(d->pd);
-    d->pd = nullptr;
+  if (--d->refcnt != 0) return;
+  if (d->pd) ibv_dealloc_pd(d->pd);
+  if (d->xrcd) ibv_close_xrcd(d->xrcd);
+  d->pd = nullptr;
+  d->xrcd = nullptr;
+}
+
+ibv_xrcd* device_xrcd(CmDevice* d) {
+  if (!d) {
+    errno = EINVAL;
+    return nullptr;
   }
+  std::lock_guard lock(devices_mu());
+  if (!d->xrcd) {
+    ibv_xrcd_init_attr attr{};
+    attr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+    attr.fd = -1;
+    attr.oflags = O_CREAT;
+    d->xrcd = ibv_open_xrcd(d->verbs, &attr);
+  }
+  return d->xrcd;
 }
 
 }  // namespace ibfab::rdmacm

@@ -68,12 +68,14 @@ socklen_t addr_len(const sockaddr* addr);
 // --- Devices (rdmacm_devices.cpp) ---------------------------------------------
 
 // An RDMA device as rdma-core's cma_device: opened on first use, with a PD
-// that ids bound to it share while any exists.
+// (and, once an XRC id needs one, an XRC domain) that ids bound to it share
+// while any exists.
 struct CmDevice {
   ibv_device* dev = nullptr;
   __be64 guid = 0;
   ibv_context* verbs = nullptr;
   ibv_pd* pd = nullptr;
+  ibv_xrcd* xrcd = nullptr;
   int refcnt = 0;     // ids bound to it and rdma_get_devices lists naming it
   bool dead = false;  // could not be opened
   uint8_t max_initiator_depth = 0;
@@ -83,8 +85,11 @@ struct CmDevice {
 // The device with node GUID `guid` (network order), opened, its PD made,
 // its count raised; nullptr with errno when there is none.
 CmDevice* acquire_device(__be64 guid);
-// Lowers the count; the PD goes with the last id.
+// Lowers the count; the PD and the XRC domain go with the last id.
 void release_device(CmDevice* device);
+// rdma-core's ucma_get_xrcd: the device's XRC domain of its own (fd -1,
+// O_CREAT), opened on first use; nullptr with errno.
+ibv_xrcd* device_xrcd(CmDevice* device);
 
 // --- Event channels (rdmacm_channel.cpp) ---------------------------------------
 

@@ -2,6 +2,9 @@
 // straight to RTS with what the engine's CmInitQpAttr gives for INIT (Q_Key,
 // P_Key index, port); with no CQs given, the id gets its own, with
 // completion channels and cq_context = the id (rdma_verbs.h relies on it).
+// An XRC target id's QP and XRC SRQ are in the device's XRC domain unless
+// given one; the SRQ completes on a receive CQ of the id's (which replaces
+// any the QP made, as in rdma-core, and stays until the SRQ goes).
 #include <infiniband/verbs.h>
 
 #include <rdma/rdma_verbs.h>
@@ -30,8 +33,9 @@ void destroy_pair(T*& recv, T*& send, int (*destroy)(T*)) {
 }
 
 // The CQs and channels the library made for the id (the CQs first: a
-// channel goes once no CQ uses it).
+// channel goes once no CQ uses it); none while an XRC target's SRQ uses them.
 void destroy_cqs(rdma_cm_id& id) {
+  if (id.qp_type == IBV_QPT_XRC_RECV && id.srq) return;
   destroy_pair(id.recv_cq, id.send_cq, ibv_destroy_cq);
   destroy_pair(id.recv_cq_channel, id.send_cq_channel, ibv_destroy_comp_channel);
 }
@@ -190,6 +194,11 @@ IBFAB_RDMACM_EXPORT int rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* a
   if ((id->recv_cq && attr->recv_cq && id->recv_cq != attr->recv_cq) ||
       (id->send_cq && attr->send_cq && id->send_cq != attr->send_cq))
     return fail(EINVAL);
+  if (id->qp_type == IBV_QPT_XRC_RECV && (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)) {
+    attr->xrcd = device_xrcd(Id::from(id)->device);
+    if (!attr->xrcd) return -1;
+    attr->comp_mask |= IBV_QP_INIT_ATTR_XRCD;
+  }
   if (create_cqs(*id, attr->send_cq || id->send_cq ? 0 : attr->cap.max_send_wr,
                  attr->recv_cq || id->recv_cq ? 0 : attr->cap.max_recv_wr) != 0)
     return -1;
@@ -224,17 +233,34 @@ IBFAB_RDMACM_EXPORT int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_a
 
 IBFAB_RDMACM_EXPORT void rdma_destroy_qp(rdma_cm_id* id) { destroy_with_cqs(id, &rdma_cm_id::qp, ibv_destroy_qp); }
 
-// A basic SRQ on the id's device; ibfab has no XRC (EOPNOTSUPP).
+// A basic or XRC SRQ on the id's device; an XRC one in the device's XRC
+// domain and on a receive CQ of the id's unless given them.
 IBFAB_RDMACM_EXPORT int rdma_create_srq_ex(rdma_cm_id* id, ibv_srq_init_attr_ex* attr) {
   if (init() != 0) return -1;
   if (!id || !attr || !id->verbs || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)) return fail(EINVAL);
-  if (attr->srq_type == IBV_SRQT_XRC) return fail(EOPNOTSUPP);
   if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
     attr->pd = id->pd;
     attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
   }
+  bool made_cq = false;
+  if (attr->srq_type == IBV_SRQT_XRC) {
+    if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd) {
+      attr->xrcd = device_xrcd(Id::from(id)->device);
+      if (!attr->xrcd) return -1;
+    }
+    if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq) {
+      if (create_cqs(*id, 0, attr->attr.max_wr) != 0) return -1;
+      attr->cq = id->recv_cq;
+      made_cq = true;
+    }
+    attr->comp_mask |= IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+  }
   ibv_srq* srq = ibv_create_srq_ex(id->verbs, attr);
-  if (!srq) return -1;
+  if (!srq) {
+    const int e = errno;
+    if (made_cq) destroy_cqs(*id);  // as rdma-core: the id's CQs
+    return fail(e);
+  }
   if (!id->pd) id->pd = attr->pd;
   id->srq = srq;
   return 0;

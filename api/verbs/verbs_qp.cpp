@@ -124,7 +124,9 @@ ibv_qp* create_qp(ibv_context* context, const ibv_qp_init_attr_ex& given) {
   ibv_qp& q = *qp->qp();
   q.context = context;
   q.qp_context = a.qp_context;
-  q.pd = given.qp_type == IBV_QPT_XRC_RECV ? nullptr : a.pd;
+  // An XRC target keeps the PD it was given, as libibverbs copies it
+  // (librdmacm's ids take their PD from their QP), though it uses none.
+  q.pd = given.qp_type != IBV_QPT_XRC_RECV || (given.comp_mask & IBV_QP_INIT_ATTR_PD) ? given.pd : nullptr;
   q.send_cq = given.qp_type == IBV_QPT_XRC_RECV ? nullptr : a.send_cq;
   q.recv_cq = given.qp_type == IBV_QPT_UD || given.qp_type == IBV_QPT_RC || given.qp_type == IBV_QPT_UC
                   ? a.recv_cq

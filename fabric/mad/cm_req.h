@@ -78,6 +78,12 @@ struct CmReq {
   bool sap_supported = false;
   std::array<uint8_t, kPrivateDataSize> private_data{};
 
+  // Whether it asks for an XRC connection (TransportServiceType kExtended,
+  // ExtendedTransportType kXrc): from an initiator QP to a target QP.
+  bool requests_xrc() const {
+    return transport_service_type == cm_transport::kExtended && extended_transport_type == cm_ext_transport::kXrc;
+  }
+
   // Writes all kSize bytes; each field is masked to its width.
   void pack(std::span<uint8_t, kSize> out) const;
   // nullopt when `in` is shorter than kSize.

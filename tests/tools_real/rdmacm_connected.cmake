@@ -54,6 +54,17 @@ ibfab_served_test(rdma_server_client fat-tree:2:4 H6 "^rdma_client: start|||^rdm
     --background-expect "^rdma_server: end 0$"
   -- ${_retry_cm} "Connection refused" -- rdma_client -s 10.1.0.1 -p 18756)
 
+# rdma_xserver / rdma_xclient -c x: rdma-core's XRC example, XRC ids in
+# the IB port space. The client's rdma_create_ep makes an XRC_SEND QP, the
+# server's rdma_get_request an XRC_RECV QP in the device's XRC domain; the
+# server's XRC SRQ (on a CQ of its own) takes the client's one SEND,
+# addressed by the SRQ number the REP's private data carried. (Without -c
+# they are an RC pair, as rdma_server and rdma_client are.)
+ibfab_served_test(rdma_xserver_xclient fat-tree:2:4 H6 "^rdma_xclient: start|||^rdma_xclient: end 0$"
+  --background H1 rdma_xserver -p 18780 -c x --wait-for "rdma_xserver: start" --line-buffered
+    --background-expect "^rdma_xserver: end 0$"
+  -- ${_retry_cm} "Connection refused" -- rdma_xclient -s 10.1.0.1 -p 18780 -c x)
+
 # cmtime: 200 connections made and torn down at once; each step's line
 # counts them all (a disconnect that never completed shows 0 ms).
 set(_cmtime_step "[ \t]+[0-9.]*[1-9][0-9.]*[ \t]+[0-9.]+[ \t]+[0-9.]+[ \t]+[0-9.]+$")
@@ -92,7 +103,8 @@ ibfab_perftest_cm_test(ib_send_bw_UD_R ib_send_bw 18768 "^${_sp0}2048${_sp}1000$
 
 # The pairs that poll their CQs (two processes busy besides the engine).
 set_tests_properties(real.rping real.rping_same_leaf real.rping_client_on_sm_host
-  real.ucmatose real.ucmatose_c8_C100 real.ucmatose_C1000_S4096 real.rdma_server_client real.cmtime
+  real.ucmatose real.ucmatose_c8_C100 real.ucmatose_C1000_S4096 real.rdma_server_client
+  real.rdma_xserver_xclient real.cmtime
   real.ib_send_bw_R real.ib_write_bw_R real.ib_read_bw_R real.ib_atomic_bw_R
   real.ib_send_lat_R real.ib_write_lat_R real.ib_read_lat_R real.ib_atomic_lat_R real.ib_send_bw_UD_R
   PROPERTIES PROCESSORS 2)

@@ -23,6 +23,10 @@ void copy_in(std::array<uint8_t, N>& to, std::span<const uint8_t> from) {
   std::copy_n(from.begin(), std::min(from.size(), N), to.begin());
 }
 
+// The QP a REP names: an XRC target's in LocalEECN, any other in LocalQPN
+// (cm.c's cm_rep_get_qpn).
+uint32_t rep_qpn(const mad::CmRep& rep, bool xrc) { return xrc ? rep.local_eecn : rep.local_qpn; }
+
 }  // namespace
 
 struct CmConnections::Conn {
@@ -35,6 +39,7 @@ struct CmConnections::Conn {
   uint64_t remote_ca_guid = 0;
   uint32_t remote_qpn = 0;
   uint32_t local_qpn = 0;
+  bool xrc = false;             // an XRC connection: the REP names the target QP by its LocalEECN
   CmConnectionUser* user = nullptr;
   uint64_t context = 0;
   uint64_t tid = 0;             // the handshake's (the REQ's)
@@ -177,6 +182,7 @@ CmId CmConnections::connect(fabric::Hca& hca, uint8_t port, const CmConnectParam
   c.user = &user;
   c.context = context;
   c.local_qpn = params.req.local_qpn;
+  c.xrc = params.req.requests_xrc();
   c.packet_life_time = params.packet_life_time;
   c.timeout = cm_time(params.packet_life_time) + cm_time(params.packet_life_time) +
               cm_time(params.req.remote_cm_response_timeout);
@@ -197,7 +203,7 @@ void CmConnections::recv_rep(fabric::Hca& hca, const mad::CmRep& rep) {
   if (c->state == CmState::kReqSent || c->state == CmState::kMraReqRcvd) {
     stop_request(*c);
     c->remote_id = rep.local_comm_id;
-    c->remote_qpn = rep.local_qpn;
+    c->remote_qpn = rep_qpn(rep, c->xrc);
     c->remote_ca_guid = rep.local_ca_guid;
     c->av_timeout = cm_ack_timeout(rep.target_ack_delay, c->packet_life_time);
     c->state = CmState::kRepRcvd;
@@ -262,6 +268,7 @@ void CmConnections::recv_req(fabric::Hca& hca, uint8_t port, const fabric::MadAd
   c.remote_id = req.local_comm_id;
   c.remote_ca_guid = req.local_ca_guid;
   c.remote_qpn = req.local_qpn;
+  c.xrc = req.requests_xrc();
   c.user = listener->second.user;
   c.context = listener->second.context;
   c.tid = tid;
@@ -284,7 +291,7 @@ bool CmConnections::accept(fabric::Hca& hca, CmId id, const mad::CmRep& rep_in) 
   rep.local_comm_id = c->local_id;
   rep.remote_comm_id = c->remote_id;
   rep.local_ca_guid = hca.guid();
-  c->local_qpn = rep.local_qpn;
+  c->local_qpn = rep_qpn(rep, c->xrc);
   c->state = CmState::kRepSent;
   send_request(*c, mad::make_cm_mad(c->tid, rep), CmTimedOut::kRep);
   return true;

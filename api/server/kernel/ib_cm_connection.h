@@ -53,6 +53,10 @@
 //   while its REQ waits, REJ kConsumerReject before ESTABLISHED, a DREQ when
 //   ESTABLISHED, a DREP in DREQ_RCVD; one still in (or entering) TIMEWAIT
 //   stays there silently until its time is up.
+// - XRC: a REQ whose transport is XRC (mad::CmReq::requests_xrc) makes an
+//   XRC connection on both sides, whose REP names the target QP in its
+//   LocalEECN rather than its LocalQPN (cm.c's cm_rep_get_qpn); the DREQ
+//   names that QP as for any other.
 // A call in a state where cm.c refuses it returns false and sends nothing.
 // Messages for no connection, or in a state that does not take them, are
 // dropped. LAP/APR are not sent (rdma_cm no longer uses them).

@@ -43,12 +43,22 @@
 //   TIMEWAIT_EXIT. Destroying an id destroys its connection as
 //   ib_destroy_cm_id does (a REJ, a DREQ or a DREP to the peer). The kernel
 //   defers its MRAs until a REQ is repeated (IB_CM_MRA_FLAG_DELAY); these
-//   ids send none.
+//   ids send none. A REQ whose transport is not its listener's QP type's
+//   is rejected "invalid service ID" (8), as one nobody listens for.
+// - XRC ids (an XRC_SEND or XRC_RECV QP type, RDMA_PS_IB) connect as RC
+//   ids do, an initiator (XRC_SEND) to a target (XRC_RECV) listener, whose
+//   new id is a target too: the REQ's transport is XRC (cm.c's
+//   cm_req_set_qp_type), without responder resources, retry counts or SRQ;
+//   the REP names the target's QP as its LocalEECN, SRQ set (cm.c's
+//   cm_format_rep). rdma_init_qp_attr gives each side what ib_cm gives its
+//   QP type: INIT as RC's; RTR as RC's, but an initiator's without reads
+//   or RNR timer; RTS an initiator's as RC's, a target's with only its
+//   send PSN and ACK timeout.
 // Events reach the user as they happen: within the request, or the
 // simulator event (a MAD, a timer, an SA answer), that made them.
 // rdma_cm.cpp holds the ids, addresses and routes; rdma_cm_join.cpp the
 // joins; rdma_cm_connect.cpp listen and UD's SIDR; rdma_cm_connected.cpp
-// the connections of RC and UC ids and their QP attributes.
+// the connections of RC, UC and XRC ids and their QP attributes.
 #include <sys/socket.h>
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// rdma_cm's connected ids (RC and UC): their connections through ib_cm's
+// rdma_cm's connected ids (RC, UC, XRC): their connections through ib_cm's
 // REQ/REP/RTU, REJ and DREQ/DREP (cma.c's cma_connect_ib, cma_accept_ib,
 // cma_ib_req_handler, cma_ib_handler, rdma_disconnect, rdma_notify), and
 // the QP attributes rdma_init_qp_attr gives them (cm.c's
@@ -81,9 +81,31 @@ void copy_private_data(CmEvent& ev, const std::array<uint8_t, N>& data, std::siz
   std::copy(data.begin() + static_cast<std::ptrdiff_t>(from), data.end(), ev.private_data);
 }
 
+// REQ:TransportServiceType, and ExtendedTransportType, for an id's QP
+// type (cm.c's cm_req_set_qp_type).
+void set_transport(mad::CmReq& r, uint8_t qp_type) {
+  r.transport_service_type = qp_type == IBV_QPT_UC         ? mad::cm_transport::kUc
+                             : qp_type == IBV_QPT_XRC_SEND ? mad::cm_transport::kExtended
+                                                           : mad::cm_transport::kRc;
+  if (qp_type == IBV_QPT_XRC_SEND) r.extended_transport_type = mad::cm_ext_transport::kXrc;
+}
+
+// The QP type a REQ asks the passive side for (cm.c's cm_req_get_qp_type:
+// an XRC initiator's peer is a target); 0 for any other transport.
+uint8_t req_qp_type(const mad::CmReq& req) {
+  switch (req.transport_service_type) {
+    case mad::cm_transport::kRc: return IBV_QPT_RC;
+    case mad::cm_transport::kUc: return IBV_QPT_UC;
+    default: return req.requests_xrc() ? IBV_QPT_XRC_RECV : 0;
+  }
+}
+
 }  // namespace
 
-bool RdmaCm::connected_type(const RdmaCmId& id) { return id.qp_type == IBV_QPT_RC || id.qp_type == IBV_QPT_UC; }
+bool RdmaCm::connected_type(const RdmaCmId& id) {
+  return id.qp_type == IBV_QPT_RC || id.qp_type == IBV_QPT_UC || id.qp_type == IBV_QPT_XRC_SEND ||
+         id.qp_type == IBV_QPT_XRC_RECV;
+}
 
 void RdmaCm::listen_connected(const RdmaCmId& id, bool on) {
   const uint64_t sid = cm::service_id(id.ps, cm::port_of(id.src));
@@ -124,24 +146,27 @@ int64_t RdmaCm::connect_connected(RdmaCmId& id, const CmConnect& req) {
   mad::CmReq& r = params.req;
   if (!pack_private_data(id, req, r.private_data)) return -EINVAL;
   r.service_id = cm::service_id(id.ps, cm::port_of(id.dst));
+  const uint8_t retry_count = std::min<uint8_t>(req.param.retry_count, 7);
   r.local_qpn = req.qp_num & 0xFFFFFF;
-  r.responder_resources = req.param.responder_resources;
   r.initiator_depth = req.param.initiator_depth;
   r.remote_cm_response_timeout = kCmResponseTimeout;
   r.local_cm_response_timeout = kCmResponseTimeout;
-  r.transport_service_type = id.qp_type == IBV_QPT_UC ? mad::cm_transport::kUc : mad::cm_transport::kRc;
+  set_transport(r, id.qp_type);
   r.end_to_end_flow_control = req.param.flow_control != 0;
   r.starting_psn = id.seq_num;
-  r.retry_count = std::min<uint8_t>(req.param.retry_count, 7);
-  r.rnr_retry_count = std::min<uint8_t>(req.param.rnr_retry_count, 7);
   r.partition_key = id.pkey;
   r.path_mtu = p.mtu;
   r.max_cm_retries = kMaxCmRetries;
-  r.srq = req.param.srq != 0;
   r.primary_path = cm_path_of(p);
+  if (id.qp_type != IBV_QPT_XRC_SEND) {  // an XRC initiator's REQ leaves these out (cm.c's cm_format_req)
+    r.responder_resources = req.param.responder_resources;
+    r.retry_count = retry_count;
+    r.rnr_retry_count = std::min<uint8_t>(req.param.rnr_retry_count, 7);
+    r.srq = req.param.srq != 0;
+  }
   id.conn = RdmaCmConnection{};
   id.conn.active = true;
-  id.conn.retry_count = r.retry_count;
+  id.conn.retry_count = retry_count;
   id.conn.path_mtu = p.mtu;
   id.state = State::Connect;
   id.conn.cm = ib_cm_.connections().connect(*id.hca, id.port, params, *this, id.handle);
@@ -153,7 +178,7 @@ void RdmaCm::on_cm_rep(CmId cm, uint64_t context, const mad::CmRep& rep) {
   if (!found || found->state != State::Connect) return;
   RdmaCmId& id = *found;
   RdmaCmConnection& c = id.conn;
-  c.remote_qpn = rep.local_qpn;
+  c.remote_qpn = id.qp_type == IBV_QPT_XRC_SEND ? rep.local_eecn : rep.local_qpn;  // cm.c's cm_rep_get_qpn
   c.remote_psn = rep.starting_psn;
   c.responder_resources = rep.initiator_depth;
   c.initiator_depth = rep.responder_resources;
@@ -162,7 +187,7 @@ void RdmaCm::on_cm_rep(CmId cm, uint64_t context, const mad::CmRep& rep) {
   c.peer_known = true;
   CmEvent ev;
   ev.event = RDMA_CM_EVENT_CONNECT_RESPONSE;
-  ev.qp_num = rep.local_qpn;
+  ev.qp_num = c.remote_qpn;
   ev.param.responder_resources = rep.responder_resources;
   ev.param.initiator_depth = rep.initiator_depth;
   ev.param.flow_control = rep.end_to_end_flow_control;
@@ -177,8 +202,7 @@ void RdmaCm::on_cm_rep(CmId cm, uint64_t context, const mad::CmRep& rep) {
 void RdmaCm::on_cm_req(CmId cm, uint64_t, const CmPeer& peer, const mad::CmReq& req) {
   CmConnections& conns = ib_cm_.connections();
   RdmaCmId* listener = listener_of(*peer.hca, req.service_id);
-  const uint8_t wanted = listener && listener->qp_type == IBV_QPT_UC ? mad::cm_transport::kUc : mad::cm_transport::kRc;
-  if (!listener || !connected_type(*listener) || req.transport_service_type != wanted) {
+  if (!listener || !connected_type(*listener) || req_qp_type(req) != listener->qp_type) {
     conns.reject(*peer.hca, cm, mad::CmRejReason::kInvalidServiceId, {}, {});
     return;
   }
@@ -232,15 +256,20 @@ int64_t RdmaCm::answer_connected(RdmaCmId& id, const CmConnect& req, bool accept
   if (id.state != State::ConnectRequest) return -EINVAL;
   if (req.private_data_len > mad::CmRep::kPrivateDataSize) return -EINVAL;
   mad::CmRep rep;
-  rep.local_qpn = req.qp_num & 0xFFFFFF;
   rep.starting_psn = id.seq_num;
   rep.responder_resources = req.param.responder_resources;
-  rep.initiator_depth = req.param.initiator_depth;
   rep.target_ack_delay = kCaAckDelay;
   rep.failover_accepted = mad::cm_failover::kAccepted;
-  rep.end_to_end_flow_control = req.param.flow_control != 0;
   rep.rnr_retry_count = std::min<uint8_t>(req.param.rnr_retry_count, 7);
-  rep.srq = req.param.srq != 0;
+  if (id.qp_type == IBV_QPT_XRC_RECV) {  // a target: its QP as LocalEECN, with an SRQ (cm.c's cm_format_rep)
+    rep.local_eecn = req.qp_num & 0xFFFFFF;
+    rep.srq = true;
+  } else {
+    rep.local_qpn = req.qp_num & 0xFFFFFF;
+    rep.initiator_depth = req.param.initiator_depth;
+    rep.end_to_end_flow_control = req.param.flow_control != 0;
+    rep.srq = req.param.srq != 0;
+  }
   std::copy_n(req.private_data, req.private_data_len, rep.private_data.begin());
   if (!conns.accept(*id.hca, c.cm, rep)) return -EINVAL;
   c.responder_resources = req.param.responder_resources;
@@ -337,7 +366,12 @@ int64_t RdmaCm::disconnect(RdmaCmId& id) {
 int64_t RdmaCm::init_connected_qp_attr(RdmaCmId& id, uint32_t state, CmIdInfo& info) {
   const RdmaCmConnection& c = id.conn;
   info.qp_state = static_cast<uint8_t>(state);
-  const bool rc = id.qp_type == IBV_QPT_RC;
+  // What each transport's QP takes (cm.c's cm_init_qp_rtr_attr and
+  // cm_init_qp_rts_attr): RC's responder (and an XRC target) its reads
+  // and RNR timer, RC's requester (and an XRC initiator) its retries and
+  // reads; every transport but UC an ACK timeout.
+  const bool responder = id.qp_type == IBV_QPT_RC || id.qp_type == IBV_QPT_XRC_RECV;
+  const bool requester = id.qp_type == IBV_QPT_RC || id.qp_type == IBV_QPT_XRC_SEND;
   switch (state) {
     case IBV_QPS_INIT:
       info.qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
@@ -358,7 +392,7 @@ int64_t RdmaCm::init_connected_qp_attr(RdmaCmId& id, uint32_t state, CmIdInfo& i
       info.path_mtu = c.path_mtu;
       info.dest_qp_num = c.remote_qpn;
       info.rq_psn = c.remote_psn;
-      if (rc) {
+      if (responder) {
         info.qp_attr_mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
         info.max_dest_rd_atomic = c.responder_resources;
         info.min_rnr_timer = 0;
@@ -368,9 +402,12 @@ int64_t RdmaCm::init_connected_qp_attr(RdmaCmId& id, uint32_t state, CmIdInfo& i
       if (!c.cm || !c.peer_known) return -EINVAL;
       info.qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
       info.sq_psn = id.seq_num;
-      if (rc) {
-        info.qp_attr_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+      if (id.qp_type != IBV_QPT_UC) {
+        info.qp_attr_mask |= IBV_QP_TIMEOUT;
         info.timeout = c.ack_timeout;
+      }
+      if (requester) {
+        info.qp_attr_mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
         info.retry_cnt = c.retry_count;
         info.rnr_retry = c.rnr_retry_count;
         info.max_rd_atomic = c.initiator_depth;

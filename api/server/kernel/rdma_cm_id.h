@@ -39,7 +39,7 @@ enum class RdmaCmState : uint8_t {
   Disconnect,      // DISCONNECTED told (rdma_cm's RDMA_CM_DISCONNECT)
 };
 
-// A connected (RC, UC) id's connection: ib_cm's id and what
+// A connected (RC, UC, XRC) id's connection: ib_cm's id and what
 // rdma_init_qp_attr gives for RTR and RTS, seen from this side.
 struct RdmaCmConnection {
   CmId cm = 0;  // 0: none (ib_cm's ids are never 0)
