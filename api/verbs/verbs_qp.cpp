@@ -168,7 +168,9 @@ void connected_attributes(const ibv_qp_attr& attr, int mask, api::ModifyQp& m) {
   m.rq_psn = attr.rq_psn & 0xFFFFFF;
   m.sq_psn = attr.sq_psn & 0xFFFFFF;
   m.dest_qp_num = attr.dest_qp_num & 0xFFFFFF;
-  m.path_mtu = static_cast<uint8_t>(attr.path_mtu);
+  // Only when named: a C caller leaves the fields it does not name in the
+  // mask as they were (ibv_xsrq_pingpong: garbage), and this one is an enum.
+  m.path_mtu = (mask & IBV_QP_PATH_MTU) ? static_cast<uint8_t>(attr.path_mtu) : 0;
   m.timeout = attr.timeout;
   m.retry_cnt = attr.retry_cnt;
   m.rnr_retry = attr.rnr_retry;
