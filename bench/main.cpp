@@ -24,6 +24,7 @@ constexpr Pairing kPairings[] = {
     {"rc/send/64B", "memcpy/64B", "messages_per_s"},
     {"rc/write/64KiB", "memcpy/64KiB", "bytes_per_s"},
     {"rc/read/64KiB", "memcpy/64KiB", "bytes_per_s"},
+    {"rc/atomic", "memcpy/8B", "messages_per_s"},
 };
 
 class AnchorReporter : public benchmark::ConsoleReporter {

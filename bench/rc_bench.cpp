@@ -7,7 +7,13 @@
 //                    completion posts the next, each receive reposts itself
 //   rc/write/64KiB   RDMA WRITE bandwidth (bytes_per_s), kRdmaWindow in flight
 //   rc/read/64KiB    RDMA READ bandwidth, kRdmaWindow in flight
-//   memcpy/64B, memcpy/64KiB
+//   rc/atomic        fetch-and-adds per second on one 8-byte counter,
+//                    kRdmaWindow in flight (max_rd_atomic 16)
+//   rc/latency/64B   one SEND at a time, post to its send completion (the
+//                    ACK back): wall time per operation, counters
+//                    wall_p50_ns, wall_p99_ns, and sim_ns, the latency the
+//                    model gives it in simulated time
+//   memcpy/8B, memcpy/64B, memcpy/64KiB
 //                    the anchor: memcpy of the same size between two buffers
 //                    in the same run (messages_per_s, bytes_per_s)
 //
@@ -16,6 +22,8 @@
 // reported as an error, not as a figure.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -47,6 +55,8 @@ struct End final : QpEndpoint {
   Sge sge{};
   uint64_t posted = 0, total = 0, completed = 0, errors = 0;
   bool repost_receives = false;
+  const sim::Simulator* sim = nullptr;
+  sim::Time sent_at;  // the simulated time of the last send completion
 
   void post_one() {
     wr.sge = &sge;
@@ -56,6 +66,7 @@ struct End final : QpEndpoint {
   }
   void on_send_completion(const WorkCompletion& wc) override {
     ++completed;
+    if (sim) sent_at = sim->now();
     if (wc.status != wc_status::kSuccess) ++errors;
     if (posted < total) post_one();
   }
@@ -149,16 +160,22 @@ void measure(benchmark::State& state, RcPair& p, uint64_t per_iter, uint32_t win
   report(state, ops, ops * size);
 }
 
-void rc_send(benchmark::State& state) {
-  const auto size = static_cast<uint32_t>(state.range(0));
-  const uint64_t per_iter = 20000;
-  RcPair p;
+// A sends signalled SENDs of `size` bytes; B has `receives` posted, each
+// reposting itself.
+void sends(RcPair& p, uint32_t size, uint32_t receives) {
   p.a.wr.opcode = wr_opcode::kSend;
   p.a.wr.flags = send_flag::kSignaled;
   p.a.sge = Sge{p.a.mem->base(), size, p.a.key};
   p.b.sge = Sge{p.b.mem->base(), size, p.b.key};
   p.b.repost_receives = true;
-  for (uint32_t i = 0; i < 256; ++i) p.b.post_receive();
+  for (uint32_t i = 0; i < receives; ++i) p.b.post_receive();
+}
+
+void rc_send(benchmark::State& state) {
+  const auto size = static_cast<uint32_t>(state.range(0));
+  const uint64_t per_iter = 20000;
+  RcPair p;
+  sends(p, size, 256);
   measure(state, p, per_iter, kSendWindow, size);
 }
 
@@ -172,6 +189,46 @@ void rc_rdma(benchmark::State& state, uint8_t opcode) {
   p.a.wr.rkey = p.b.key;
   p.a.sge = Sge{p.a.mem->base(), size, p.a.key};
   measure(state, p, per_iter, kRdmaWindow, size);
+}
+
+void rc_atomic(benchmark::State& state) {
+  const uint64_t per_iter = 20000;
+  RcPair p;
+  p.a.wr.opcode = wr_opcode::kAtomicFetchAndAdd;
+  p.a.wr.flags = send_flag::kSignaled;
+  p.a.wr.remote_addr = p.b.mem->base();
+  p.a.wr.rkey = p.b.key;
+  p.a.wr.compare_add = 1;
+  p.a.sge = Sge{p.a.mem->base(), 8, p.a.key};
+  measure(state, p, per_iter, kRdmaWindow, 8);
+  uint64_t counter = 0;
+  std::memcpy(&counter, p.b.mem->bytes().data(), 8);
+  if (counter != p.a.completed) state.SkipWithError("the counter does not count every fetch-and-add");
+}
+
+void rc_latency(benchmark::State& state) {
+  const auto size = static_cast<uint32_t>(state.range(0));
+  RcPair p;
+  sends(p, size, 16);
+  std::vector<int64_t> wall;
+  wall.reserve(1u << 20);
+  double sim_ns = 0;
+  p.a.sim = &p.sim;
+  for (auto _ : state) {
+    const sim::Time before = p.sim.now();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!p.run(1, 1)) {
+      state.SkipWithError("an operation completed with an error");
+      return;
+    }
+    wall.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    sim_ns = (p.a.sent_at - before).to_ns();
+  }
+  if (wall.empty()) return;
+  std::sort(wall.begin(), wall.end());
+  state.counters["wall_p50_ns"] = static_cast<double>(wall[wall.size() / 2]);
+  state.counters["wall_p99_ns"] = static_cast<double>(wall[wall.size() * 99 / 100]);
+  state.counters["sim_ns"] = sim_ns;
 }
 
 void rc_write(benchmark::State& state) { rc_rdma(state, wr_opcode::kRdmaWrite); }
@@ -200,6 +257,9 @@ void copy(benchmark::State& state) {
 BENCHMARK(rc_send)->Name("rc/send/64B")->Arg(64)->UseRealTime();
 BENCHMARK(rc_write)->Name("rc/write/64KiB")->Arg(65536)->UseRealTime();
 BENCHMARK(rc_read)->Name("rc/read/64KiB")->Arg(65536)->UseRealTime();
+BENCHMARK(rc_atomic)->Name("rc/atomic")->UseRealTime();
+BENCHMARK(rc_latency)->Name("rc/latency/64B")->Arg(64)->UseRealTime();
+BENCHMARK(copy)->Name("memcpy/8B")->Arg(8)->UseRealTime();
 BENCHMARK(copy)->Name("memcpy/64B")->Arg(64)->UseRealTime();
 BENCHMARK(copy)->Name("memcpy/64KiB")->Arg(65536)->UseRealTime();
 

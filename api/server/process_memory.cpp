@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <utility>
 
 namespace ibfab::api {
 namespace {
@@ -31,11 +32,35 @@ bool transfer(pid_t pid, uint64_t addr, Local* local, std::size_t length, Call c
 }  // namespace
 
 bool ProcessMemory::read(uint64_t addr, std::span<uint8_t> out) {
+  write_out();
   return transfer(pid_, addr, out.data(), out.size(), ::process_vm_readv);
 }
 
 bool ProcessMemory::write(uint64_t addr, std::span<const uint8_t> in) {
+  write_out();
   return transfer(pid_, addr, in.data(), in.size(), ::process_vm_writev);
+}
+
+bool ProcessMemory::write_posted(uint64_t addr, std::span<const uint8_t> in) {
+  const bool follows = !posted_.empty() && addr == posted_at_ + posted_.size();
+  if (!follows || posted_.size() + in.size() > kChunk) {
+    write_out();
+    posted_at_ = addr;
+  }
+  if (posted_.capacity() < kChunk) posted_.reserve(kChunk);
+  posted_.insert(posted_.end(), in.begin(), in.end());
+  return true;
+}
+
+void ProcessMemory::write_out() {
+  if (posted_.empty()) return;
+  if (!transfer(pid_, posted_at_, posted_.data(), posted_.size(), ::process_vm_writev)) posted_failed_ = true;
+  posted_.clear();
+}
+
+bool ProcessMemory::flush() {
+  write_out();
+  return !std::exchange(posted_failed_, false);
 }
 
 int ProcessMemory::check_readable(uint64_t addr, uint64_t length) const {

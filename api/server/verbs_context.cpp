@@ -268,6 +268,7 @@ int64_t VerbsContext::destroy(MsgType type, uint32_t handle) {
   if (type == MsgType::DestroyQp) {
     if (auto c = connected_.find(handle); c != connected_.end()) {
       hca_.destroy_qp(handle);
+      memory_.flush_posted();
       if (c->second->send_cq()) {
         c->second->send_cq()->users--;
         c->second->recv_cq()->users--;

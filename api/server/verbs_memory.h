@@ -39,6 +39,9 @@ class VerbsMemory {
   int64_t dealloc_mw(uint32_t handle);
 
   bool has_pd(uint32_t pd) const;
+  // Writes out what a QP's message left posted (ProcessMemory::flush), as
+  // the HCA had placed it before the QP went.
+  void flush_posted() { memory_.flush(); }
 
  private:
   struct Region {

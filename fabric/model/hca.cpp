@@ -469,7 +469,6 @@ uint32_t Hca::create_connected_qp(Transport t, uint32_t pd, const QpCaps& caps, 
     srq = it->second.get();
   }
   const uint32_t qpn = next_qpn_++;
-  scratch_.resize(PacketPool::kMaxPacket);
   ReceiveQueue* rq = nullptr;
   if (srq) {
     rq = &srq->rq;
@@ -543,7 +542,6 @@ uint32_t Hca::create_xrc_srq(uint32_t xrcd, uint32_t pd, uint32_t depth, uint32_
 uint32_t Hca::create_xrc_target_qp(uint32_t xrcd, QpEndpoint* ep) {
   if (std::find(xrcds_.begin(), xrcds_.end(), xrcd) == xrcds_.end()) return 0;
   const uint32_t qpn = next_qpn_++;
-  scratch_.resize(PacketPool::kMaxPacket);
   auto qp = std::make_unique<rc::ConnectedQp>(*this, qpn, Transport::kXrcRecv, 0, QpCaps{0, 0, 0, 0, 0}, false,
                                               nullptr, true, 0, nullptr, ep);
   qp->set_xrcd(xrcd);

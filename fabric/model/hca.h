@@ -16,6 +16,7 @@
 #include "fabric/model/memory_table.h"
 #include "fabric/model/node.h"
 #include "fabric/model/qp_attr.h"
+#include "fabric/model/read_ahead.h"
 #include "fabric/model/receive_queue.h"
 #include "fabric/model/ud_endpoint.h"
 
@@ -143,8 +144,10 @@ class Hca final : public Node {
   // Sends a connected QP's packet out of `port`, or back to this HCA when
   // it is addressed to the port itself; returns when it has left.
   sim::Time transmit_connected(Port& port, PacketRef pkt);
-  // A buffer for one packet's payload while a connected QP builds it.
-  std::span<uint8_t> packet_scratch() { return scratch_; }
+  // The chunks of host memory read ahead for connected QPs' messages:
+  // their requests' payloads, and their READ responses.
+  ReadAhead& send_reads() { return send_reads_; }
+  ReadAhead& response_reads() { return response_reads_; }
 
   struct ConnectedStats {
     uint64_t no_qp = 0;  // to a connected QP that does not exist (or of another transport)
@@ -226,7 +229,8 @@ class Hca final : public Node {
   uint32_t next_srqn_ = 1;
   std::vector<uint32_t> xrcds_;  // allocated XRC domain ids
   uint32_t next_xrcd_ = 1;
-  std::vector<uint8_t> scratch_;  // sized when the first connected QP is made
+  ReadAhead send_reads_;
+  ReadAhead response_reads_;
   ConnectedStats connected_stats_;
 };
 

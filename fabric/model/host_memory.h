@@ -18,6 +18,16 @@ class HostMemory {
   // Copies `in` to [addr, addr + in.size()); false when any byte cannot be
   // written (bytes before the fault may have been).
   virtual bool write(uint64_t addr, std::span<const uint8_t> in) = 0;
+  // How many bytes of a message are worth reading at once (ReadAhead), or
+  // 0 when a read costs no more than its copy.
+  virtual uint32_t read_ahead() const { return 0; }
+  // A write of one packet of a message, which the caller follows with
+  // flush() when the message ends or is abandoned: the memory may hold it
+  // until then to combine it with the next (as a PCIe write is posted).
+  // A read or an ordinary write through this memory flushes first.
+  virtual bool write_posted(uint64_t addr, std::span<const uint8_t> in) { return write(addr, in); }
+  // Makes every posted write visible; false when any could not be written.
+  virtual bool flush() { return true; }
 };
 
 // Host memory that is one buffer mapped at `base`; every other address faults.

@@ -227,6 +227,23 @@ MemoryFault MemoryTable::gather(std::span<const Sge> sges, uint32_t pd, uint64_t
   });
 }
 
+MemoryFault MemoryTable::scatter_posted(std::span<const Sge> sges, uint32_t pd, uint64_t offset,
+                                        std::span<const uint8_t> in, HostMemory*& posted) const {
+  return each_piece(sges, pd, offset, in.size(), true, [&](const DmaTarget& t, uint64_t done, uint64_t take) {
+    if (posted != t.memory) {
+      if (posted != nullptr && !posted->flush()) return false;
+      posted = t.memory;
+    }
+    return t.memory->write_posted(t.addr, in.subspan(done, take));
+  });
+}
+
+uint32_t MemoryTable::read_ahead(std::span<const Sge> sges, uint32_t pd) const {
+  if (sges.empty()) return 0;
+  const Entry* e = find(sges.front().lkey);
+  return e != nullptr && e->kind == Kind::kRegion && e->pd == pd ? e->memory->read_ahead() : 0;
+}
+
 MemoryFault MemoryTable::scatter(std::span<const Sge> sges, uint32_t pd, uint64_t offset,
                                  std::span<const uint8_t> in) const {
   return each_piece(sges, pd, offset, in.size(), true, [&](const DmaTarget& t, uint64_t done, uint64_t take) {

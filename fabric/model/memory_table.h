@@ -83,9 +83,17 @@ class MemoryTable {
   // Reads out.size() bytes of the concatenation of `sges`, from `offset`
   // bytes into it. kOutOfRange when the SGEs hold fewer bytes.
   MemoryFault gather(std::span<const Sge> sges, uint32_t pd, uint64_t offset, std::span<uint8_t> out) const;
+  // The read_ahead() of the host memory behind the first SGE (0 when its
+  // lkey names no region of `pd`).
+  uint32_t read_ahead(std::span<const Sge> sges, uint32_t pd) const;
   // Writes `in` into the concatenation of `sges` from `offset` (local
   // write needed).
   MemoryFault scatter(std::span<const Sge> sges, uint32_t pd, uint64_t offset, std::span<const uint8_t> in) const;
+  // scatter() with posted writes (HostMemory::write_posted): `posted` is the
+  // memory the caller must flush() when the message ends; a piece in
+  // another memory flushes the one before.
+  MemoryFault scatter_posted(std::span<const Sge> sges, uint32_t pd, uint64_t offset, std::span<const uint8_t> in,
+                             HostMemory*& posted) const;
 
   std::size_t regions() const { return regions_; }
   std::size_t windows() const { return windows_; }

@@ -11,6 +11,7 @@
 //   9..11    PSN
 //
 // Reserved bits are packed as zero and ignored when unpacked.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -77,22 +78,101 @@ struct OpcodeLayout {
   bool ieth = false;            // 4 bytes
 
   // Bytes from the end of the BTH to each header (meaningful when present).
-  std::size_t before_deth() const { return rdeth ? 4u : 0u; }
-  std::size_t before_xrceth() const { return before_deth() + (deth ? 8u : 0u); }
-  std::size_t before_reth() const { return before_xrceth() + (xrceth ? 4u : 0u); }
-  std::size_t before_atomic_eth() const { return before_reth() + (reth ? 16u : 0u); }
-  std::size_t before_aeth() const { return before_atomic_eth() + (atomic_eth ? 28u : 0u); }
-  std::size_t before_atomic_ack_eth() const { return before_aeth() + (aeth ? 4u : 0u); }
-  std::size_t before_immediate() const {
-    return before_atomic_ack_eth() + (atomic_ack_eth ? 8u : 0u);
-  }
-  std::size_t before_ieth() const { return before_immediate() + (immediate ? 4u : 0u); }
+  constexpr std::size_t before_deth() const { return rdeth ? 4u : 0u; }
+  constexpr std::size_t before_xrceth() const { return before_deth() + (deth ? 8u : 0u); }
+  constexpr std::size_t before_reth() const { return before_xrceth() + (xrceth ? 4u : 0u); }
+  constexpr std::size_t before_atomic_eth() const { return before_reth() + (reth ? 16u : 0u); }
+  constexpr std::size_t before_aeth() const { return before_atomic_eth() + (atomic_eth ? 28u : 0u); }
+  constexpr std::size_t before_atomic_ack_eth() const { return before_aeth() + (aeth ? 4u : 0u); }
+  constexpr std::size_t before_immediate() const { return before_atomic_ack_eth() + (atomic_ack_eth ? 8u : 0u); }
+  constexpr std::size_t before_ieth() const { return before_immediate() + (immediate ? 4u : 0u); }
   // Total bytes of extension headers (not counting the BTH).
-  std::size_t ext_size() const { return before_ieth() + (ieth ? 4u : 0u); }
+  constexpr std::size_t ext_size() const {
+    return (rdeth ? 4u : 0u) + (deth ? 8u : 0u) + (xrceth ? 4u : 0u) + (reth ? 16u : 0u) + (atomic_eth ? 28u : 0u) +
+           (aeth ? 4u : 0u) + (atomic_ack_eth ? 8u : 0u) + (immediate ? 4u : 0u) + (ieth ? 4u : 0u);
+  }
 };
 
-// The IBTA table of opcodes (Vol 1, 9.2.1 / Table 35). Pure and cheap.
-OpcodeLayout opcode_layout(uint8_t op);
+namespace detail {
+constexpr OpcodeLayout compute_opcode_layout(uint8_t op) {
+  OpcodeLayout l;
+  const uint8_t transport = op & opcode::kTransportMask;
+  const uint8_t oper = op & static_cast<uint8_t>(~opcode::kTransportMask);
+
+  if (transport == opcode::kCnp) {
+    l.valid = (op == opcode::kCnpOpcode);
+    return l;
+  }
+  if (transport == opcode::kUd) {
+    l.valid = (oper == opcode::kSendOnly || oper == opcode::kSendOnlyWithImmediate);
+    l.deth = l.valid;
+    l.immediate = (oper == opcode::kSendOnlyWithImmediate);
+    return l;
+  }
+  if (transport != opcode::kRc && transport != opcode::kUc && transport != opcode::kRd &&
+      transport != opcode::kXrc)
+    return l;  // manufacturer-specific (0xc0..0xff)
+
+  // Operations each transport carries.
+  if (oper > opcode::kSendOnlyWithInvalidate || oper == 0x15) return l;
+  if (transport == opcode::kUc && oper > opcode::kRdmaWriteOnlyWithImmediate) return l;
+  if (transport == opcode::kRd && oper > opcode::kFetchAdd) return l;
+  l.valid = true;
+  l.rdeth = (transport == opcode::kRd);
+  l.deth = (transport == opcode::kRd);
+  l.xrceth = (transport == opcode::kXrc) &&
+             !(oper >= opcode::kRdmaReadResponseFirst && oper <= opcode::kAtomicAcknowledge);
+
+  switch (oper) {
+    case opcode::kSendLastWithImmediate:
+    case opcode::kSendOnlyWithImmediate:
+    case opcode::kRdmaWriteLastWithImmediate:
+      l.immediate = true;
+      break;
+    case opcode::kRdmaWriteFirst:
+    case opcode::kRdmaWriteOnly:
+    case opcode::kRdmaReadRequest:
+      l.reth = true;
+      break;
+    case opcode::kRdmaWriteOnlyWithImmediate:
+      l.reth = true;
+      l.immediate = true;
+      break;
+    case opcode::kRdmaReadResponseFirst:
+    case opcode::kRdmaReadResponseLast:
+    case opcode::kRdmaReadResponseOnly:
+    case opcode::kAcknowledge:
+      l.aeth = true;
+      break;
+    case opcode::kAtomicAcknowledge:
+      l.aeth = true;
+      l.atomic_ack_eth = true;
+      break;
+    case opcode::kCompareSwap:
+    case opcode::kFetchAdd:
+      l.atomic_eth = true;
+      break;
+    case opcode::kSendLastWithInvalidate:
+    case opcode::kSendOnlyWithInvalidate:
+      l.ieth = true;
+      break;
+    default:
+      break;
+  }
+  return l;
+}
+
+constexpr std::array<OpcodeLayout, 256> opcode_layouts() {
+  std::array<OpcodeLayout, 256> t{};
+  for (unsigned op = 0; op < 256; ++op) t[op] = compute_opcode_layout(static_cast<uint8_t>(op));
+  return t;
+}
+inline constexpr std::array<OpcodeLayout, 256> kOpcodeLayouts = opcode_layouts();
+}  // namespace detail
+
+// The IBTA table of opcodes (Vol 1, 9.2.1 / Table 35), computed at compile
+// time: one load per packet.
+inline OpcodeLayout opcode_layout(uint8_t op) { return detail::kOpcodeLayouts[op]; }
 
 struct Bth {
   static constexpr std::size_t kSize = 12;

@@ -91,21 +91,21 @@ const char* to_string(PacketError e) {
   return "unknown packet error";
 }
 
-std::size_t packet_size(bool has_grh, const OpcodeLayout& layout, std::size_t payload_size) {
-  return Lrh::kSize + (has_grh ? Grh::kSize : 0) + Bth::kSize + layout.ext_size() + payload_size +
-         pad_for(payload_size) + kCrcBytes;
-}
-
 std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec) {
   const std::size_t size = pack_packet_unsealed(out, spec);
   if (size != 0) seal_crcs(out.first(size));
   return size;
 }
 
-std::size_t pack_packet_unsealed(std::span<uint8_t> out, const PacketSpec& spec) {
+namespace {
+
+// Packs `spec` around a payload of `payload_size` bytes: copied from
+// spec.payload when it holds them, else left for the caller at `payload`.
+std::size_t pack_around(std::span<uint8_t> out, const PacketSpec& spec, std::size_t payload_size,
+                        std::span<uint8_t>* payload) {
   const OpcodeLayout layout = opcode_layout(spec.bth.opcode);
   if (!layout.valid || !headers_match(layout, spec)) return 0;
-  const std::size_t size = packet_size(spec.grh.has_value(), layout, spec.payload.size());
+  const std::size_t size = packet_size(spec.grh.has_value(), layout, payload_size);
   if (size > kMaxPacketSize || size > out.size()) return 0;
 
   const std::span<uint8_t> pkt = out.first(size);
@@ -120,14 +120,31 @@ std::size_t pack_packet_unsealed(std::span<uint8_t> out, const PacketSpec& spec)
     grh.pack(w);
   }
   Bth bth = spec.bth;
-  const std::size_t pad = pad_for(spec.payload.size());
+  const std::size_t pad = pad_for(payload_size);
   bth.pad_count = static_cast<uint8_t>(pad);
   bth.pack(w);
   pack_extension_headers(w, spec);
-  if (!spec.payload.empty()) w.bytes(spec.payload.data(), spec.payload.size());
+  if (payload != nullptr) {
+    if (w.ok()) *payload = pkt.subspan(w.pos(), payload_size);
+    w.seek(w.pos() + payload_size);
+  } else if (payload_size != 0) {
+    w.bytes(spec.payload.data(), payload_size);
+  }
   w.zeros(pad + kCrcBytes);
   if (!w.ok() || w.pos() != size) return 0;
   return size;
+}
+
+}  // namespace
+
+std::size_t pack_packet_unsealed(std::span<uint8_t> out, const PacketSpec& spec) {
+  return pack_around(out, spec, spec.payload.size(), nullptr);
+}
+
+std::size_t pack_packet_in_place(std::span<uint8_t> out, const PacketSpec& spec, std::size_t payload_size,
+                                 std::span<uint8_t>& payload) {
+  if (!spec.payload.empty()) return 0;
+  return pack_around(out, spec, payload_size, &payload);
 }
 
 ParsedPacket parse_packet(std::span<const uint8_t> wire, bool check_crcs) {

@@ -23,6 +23,7 @@
 #include "fabric/wire/atomic_ack_eth.h"
 #include "fabric/wire/atomic_eth.h"
 #include "fabric/wire/bth.h"
+#include "fabric/wire/crc.h"
 #include "fabric/wire/deth.h"
 #include "fabric/wire/grh.h"
 #include "fabric/wire/lrh.h"
@@ -59,10 +60,20 @@ std::size_t pack_packet(std::span<uint8_t> out, const PacketSpec& spec);
 // The same, but with the ICRC and VCRC bytes left zero, for a producer that
 // computes them only when the packet is observed (seal_crcs).
 std::size_t pack_packet_unsealed(std::span<uint8_t> out, const PacketSpec& spec);
+// pack_packet_unsealed() for a payload of `payload_size` bytes that the
+// caller writes afterwards, in place, at `payload` (a span into `out`, set
+// on success; its bytes are left as they were): a producer that reads the
+// payload from host memory straight into the packet. spec.payload must be
+// empty.
+std::size_t pack_packet_in_place(std::span<uint8_t> out, const PacketSpec& spec, std::size_t payload_size,
+                                 std::span<uint8_t>& payload);
 
 // The wire size pack_packet() would produce for a payload of `payload_size`
 // bytes (no validation).
-std::size_t packet_size(bool has_grh, const OpcodeLayout& layout, std::size_t payload_size);
+inline std::size_t packet_size(bool has_grh, const OpcodeLayout& layout, std::size_t payload_size) {
+  return Lrh::kSize + (has_grh ? Grh::kSize : 0) + Bth::kSize + layout.ext_size() + payload_size +
+         (4 - payload_size % 4) % 4 + kIcrcSize + kVcrcSize;
+}
 
 enum class PacketError : uint8_t {
   kNone = 0,

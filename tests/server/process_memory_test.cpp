@@ -143,6 +143,67 @@ TEST(ProcessMemory, RegionsOfManyPagesAreCheckedInBatches) {
   ::munmap(m, pages * 4096);
 }
 
+TEST(ProcessMemory, PostedWritesLandByTheFlushOrTheNextAccess) {
+  // This process (embedded mode): a message's packets posted one after the
+  // other land together at flush(), not before.
+  std::vector<uint8_t> target(3 * ProcessMemory::kChunk, 0);
+  const auto base = reinterpret_cast<uint64_t>(target.data());
+  ProcessMemory self(::getpid());
+  std::vector<uint8_t> packet(4096);
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::fill(packet.begin(), packet.end(), static_cast<uint8_t>(i + 1));
+    ASSERT_TRUE(self.write_posted(base + i * 4096, packet));
+  }
+  EXPECT_EQ(target[0], 0);  // held
+  EXPECT_EQ(target[3 * 4096], 0);
+  ASSERT_TRUE(self.flush());
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(target[i * 4096 + 4095], i + 1) << i;
+  EXPECT_TRUE(self.flush());  // nothing left: nothing to fail
+
+  // A write elsewhere, or a read, writes out what was posted before it.
+  std::fill(packet.begin(), packet.end(), 9);
+  ASSERT_TRUE(self.write_posted(base + 8 * 4096, packet));
+  std::array<uint8_t, 1> one{};
+  ASSERT_TRUE(self.read(base + 8 * 4096 + 10, one));
+  EXPECT_EQ(one[0], 9);
+  ASSERT_TRUE(self.write_posted(base + 16 * 4096, packet));
+  ASSERT_TRUE(self.write_posted(base + 40 * 4096, packet));  // not contiguous
+  EXPECT_EQ(target[16 * 4096], 9);
+  EXPECT_EQ(target[40 * 4096], 0);
+  ASSERT_TRUE(self.flush());
+  EXPECT_EQ(target[40 * 4096], 9);
+
+  // More than a chunk of contiguous packets: each full chunk goes out, and
+  // every byte lands in order.
+  for (std::size_t i = 0; i < 2 * ProcessMemory::kChunk / 4096 + 3; ++i) {
+    std::fill(packet.begin(), packet.end(), static_cast<uint8_t>(i * 7 + 1));
+    ASSERT_TRUE(self.write_posted(base + i * 4096, packet));
+  }
+  ASSERT_TRUE(self.flush());
+  for (std::size_t i = 0; i < 2 * ProcessMemory::kChunk / 4096 + 3; ++i)
+    ASSERT_EQ(target[i * 4096 + 100], static_cast<uint8_t>(i * 7 + 1)) << i;
+}
+
+TEST(ProcessMemory, APostedWriteThatFaultsFailsItsFlush) {
+  void* m = ::mmap(nullptr, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  const auto base = reinterpret_cast<uint64_t>(m);
+  ASSERT_EQ(::munmap(static_cast<uint8_t*>(m) + 4096, 4096), 0);
+  ProcessMemory self(::getpid());
+  std::vector<uint8_t> packet(4096, 7);
+  ASSERT_TRUE(self.write_posted(base, packet));
+  ASSERT_TRUE(self.write_posted(base + 4096, packet));  // the unmapped page: found at the flush
+  EXPECT_FALSE(self.flush());
+  EXPECT_EQ(static_cast<uint8_t*>(m)[0], 7);  // the bytes before the fault were written
+  // A failure written out by another access is reported by the next flush.
+  ASSERT_TRUE(self.write_posted(base + 4096, packet));
+  std::array<uint8_t, 1> one{};
+  ASSERT_TRUE(self.read(base, one));
+  EXPECT_FALSE(self.flush());
+  EXPECT_TRUE(self.flush());
+  ::munmap(m, 4096);
+}
+
 TEST(ProcessMemory, AnotherUsersProcessIsRefusedWithEperm) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
   const passwd* nobody = ::getpwnam("nobody");

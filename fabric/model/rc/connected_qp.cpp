@@ -14,6 +14,10 @@ namespace ibfab::fabric::rc {
 
 namespace {
 
+[[noreturn]] void built_wrong() {
+  throw std::logic_error("ibfab: a connected QP built a packet its opcode does not carry");
+}
+
 bool rc_only(uint8_t op) {
   return op == wr_opcode::kRdmaRead || op == wr_opcode::kAtomicCmpAndSwp || op == wr_opcode::kAtomicFetchAndAdd ||
          op == wr_opcode::kSendWithInv;
@@ -53,8 +57,6 @@ ConnectedQp::~ConnectedQp() {
   sim::Simulator& s = hca_.fabric().sim();
   for (sim::EventHandle h : {ack_timer_, rnr_timer_, send_event_, respond_event_, flush_event_}) s.cancel(h);
 }
-
-std::span<uint8_t> ConnectedQp::scratch(uint32_t bytes) { return hca_.packet_scratch().first(bytes); }
 
 uint32_t ConnectedQp::mtu() const { return mtu_bytes(attr_.path_mtu >= 1 && attr_.path_mtu <= 5 ? attr_.path_mtu : 1); }
 
@@ -127,7 +129,8 @@ void ConnectedQp::reset() {
   rnr_wait_ = draining_ = drained_reported_ = has_error_ = false;
   if (rq_ && !shared_rq_)
     while (!rq_->empty()) rq_->pop();
-  in_msg_ = InMessage::kNone;
+  end_message();
+  settle(read_posted_);
   have_wqe_ = nak_sent_ = comm_est_ = false;
   msg_bytes_ = msn_ = 0;
   responses_.clear();
@@ -195,14 +198,25 @@ wire::PacketSpec ConnectedQp::request(uint8_t op, uint32_t psn, bool ack_req, co
   return spec;
 }
 
-sim::Time ConnectedQp::transmit(const wire::PacketSpec& spec) {
+PacketRef ConnectedQp::pack(const wire::PacketSpec& spec) {
   Fabric& f = hca_.fabric();
   const std::size_t size =
       wire::packet_size(spec.grh.has_value(), wire::opcode_layout(spec.bth.opcode), spec.payload.size());
   PacketRef pkt = f.packets().make(static_cast<uint32_t>(size));
+  if (wire::pack_packet_unsealed(pkt.mutable_bytes(), spec) != size) built_wrong();
+  return pkt;
+}
+
+PacketRef ConnectedQp::build(const wire::PacketSpec& spec, uint32_t payload_size, std::span<uint8_t>& payload) {
+  Fabric& f = hca_.fabric();
+  const std::size_t size = wire::packet_size(spec.grh.has_value(), wire::opcode_layout(spec.bth.opcode), payload_size);
+  PacketRef pkt = f.packets().make(static_cast<uint32_t>(size));
+  if (wire::pack_packet_in_place(pkt.mutable_bytes(), spec, payload_size, payload) != size) built_wrong();
+  return pkt;
+}
+
+sim::Time ConnectedQp::send(PacketRef pkt) {
   // The CRCs are computed only if the packet is ever observed (a capture).
-  const std::size_t packed = wire::pack_packet_unsealed(pkt.mutable_bytes(), spec);
-  if (packed != size) throw std::logic_error("ibfab: a connected QP built a packet its opcode does not carry");
   pkt.crcs_stale();
   return hca_.transmit_connected(hca_.port(attr_.port), std::move(pkt));
 }
@@ -218,7 +232,8 @@ void ConnectedQp::enter_error(uint8_t event, bool keep_responses) {
     s.cancel(respond_event_);
     responses_.clear();
   }
-  in_msg_ = InMessage::kNone;
+  end_message();
+  settle(read_posted_);
   if (event != 0 && ep_) ep_->on_qp_event(event);
   if (!was_error && shared_rq_ && transport_ != Transport::kXrcRecv && ep_)
     ep_->on_qp_event(qp_event::kQpLastWqeReached);

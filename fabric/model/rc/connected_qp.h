@@ -24,6 +24,7 @@
 #include <optional>
 #include <vector>
 
+#include "fabric/model/memory_table.h"
 #include "fabric/model/packet.h"
 #include "fabric/model/qp_attr.h"
 #include "fabric/model/rc/response_queue.h"
@@ -93,10 +94,16 @@ class ConnectedQp {
   // Headers for a packet of this QP to its peer.
   wire::PacketSpec header(uint8_t op, uint32_t psn, bool ack_req) const;
   // Packs and sends; returns when the packet has left the port.
-  sim::Time transmit(const wire::PacketSpec& spec);
-  // One packet's payload, gathered or read before it is packed: the HCA's
-  // buffer, shared by its QPs (one packet is built at a time).
-  std::span<uint8_t> scratch(uint32_t bytes);
+  sim::Time transmit(const wire::PacketSpec& spec) { return send(pack(spec)); }
+  PacketRef pack(const wire::PacketSpec& spec);
+  // The packet for `spec` with room for `payload_size` payload bytes, which
+  // the caller reads from host memory straight into `payload` before
+  // send(), as the HCA's DMA reads them into the packet it builds.
+  PacketRef build(const wire::PacketSpec& spec, uint32_t payload_size, std::span<uint8_t>& payload);
+  sim::Time send(PacketRef pkt);
+  // Bytes [offset, offset + out.size()) of send WQE `seq`'s SGEs, read
+  // ahead a chunk at a time where the host memory asks for it.
+  MemoryFault gather(uint32_t seq, uint32_t offset, std::span<uint8_t> out);
   // Moves to ERR: timers stop, and a zero-delay event flushes both queues
   // (`event`, when not 0, is reported to the owner first). The responses
   // queued are dropped, unless `keep_responses` (the responder's own error:
@@ -150,8 +157,16 @@ class ConnectedQp {
   Verdict on_read_request(const wire::ParsedPacket& p);
   // The READ response `p` asks for, its R_Key checked; false on a fault.
   bool read_response(const wire::ParsedPacket& p, Response& r);
+  // The next out.size() bytes READ response `r` carries, read ahead a
+  // chunk at a time where the host memory asks for it; false on a fault.
+  bool read_for_response(Response& r, std::span<uint8_t> out);
   Verdict on_atomic(const wire::ParsedPacket& p, uint8_t op);
   bool take_receive();
+  // Flushes the posted writes held by `m` (posted_, read_posted_) and
+  // forgets it; false when any failed. end_message() also ends the
+  // message in progress (done, or abandoned).
+  static bool settle(HostMemory*& m);
+  void end_message();
   // An XRC target: takes the XRC SRQ a request's XRCETH names as the
   // receive queue (and PD) of what it asks; false when that SRQ does not
   // exist or belongs to another domain.
@@ -223,6 +238,8 @@ class ConnectedQp {
   uint32_t recv_num_sge_ = 0;
   uint64_t recv_capacity_ = 0;
   HostMemory* write_mem_ = nullptr;  // the RDMA WRITE in progress
+  HostMemory* posted_ = nullptr;     // holds posted writes of the message in progress
+  HostMemory* read_posted_ = nullptr;  // holds posted writes of the READ responses in progress
   uint64_t write_addr_ = 0;
   uint32_t write_length_ = 0;
   ResponseQueue responses_;

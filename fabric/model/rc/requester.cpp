@@ -158,14 +158,6 @@ sim::Time ConnectedQp::send_packet() {
     const uint32_t offset = i * mtu();
     const uint32_t len = std::min(mtu(), w.length - offset);
     const bool last = i + 1 == w.packets;
-    // The payload is read now, as the HCA's DMA reads it for each packet.
-    std::span<uint8_t> payload = scratch(len);
-    if (w.is_inline) {
-      if (len) std::memcpy(payload.data(), sq_.inline_bytes(seq).data() + offset, len);
-    } else if (hca_.memory().gather(sq_.sges(seq), pd_, offset, payload) != MemoryFault::kNone) {
-      fail(seq, wc_status::kLocProtErr);
-      return hca_.fabric().sim().now();
-    }
     const bool ack_req = is_rc() && (last || i % kAckRequestEvery == kAckRequestEvery - 1);
     wire::PacketSpec spec = request(segment_opcode(w.opcode, i, w.packets), psn, ack_req, w);
     const bool write = w.opcode == wr_opcode::kRdmaWrite || w.opcode == wr_opcode::kRdmaWriteWithImm;
@@ -176,8 +168,16 @@ sim::Time ConnectedQp::send_packet() {
     // A message that completes a receive asks, in its last packet, for a
     // solicited event when the WR did (IBTA 9.2.3).
     spec.bth.solicited_event = last && (w.flags & send_flag::kSolicited) != 0 && w.opcode != wr_opcode::kRdmaWrite;
-    spec.payload = payload;
-    left = transmit(spec);
+    // The payload is read now, as the HCA's DMA reads it for each packet.
+    std::span<uint8_t> payload;
+    PacketRef pkt = build(spec, len, payload);
+    if (w.is_inline) {
+      if (len) std::memcpy(payload.data(), sq_.inline_bytes(seq).data() + offset, len);
+    } else if (gather(seq, offset, payload) != MemoryFault::kNone) {
+      fail(seq, wc_status::kLocProtErr);
+      return hca_.fabric().sim().now();
+    }
+    left = send(std::move(pkt));
     cur_psn_ = psn_add(psn, 1);
     if (last) {
       ++send_seq_;
@@ -191,6 +191,22 @@ sim::Time ConnectedQp::send_packet() {
   if (!is_rc()) una_ = sent_psn_;
   else if (ack_deadline_ == sim::Time::max()) arm_ack_timer();
   return left;
+}
+
+MemoryFault ConnectedQp::gather(uint32_t seq, uint32_t offset, std::span<uint8_t> out) {
+  const std::span<const Sge> sges = sq_.sges(seq);
+  const MemoryTable& table = hca_.memory();
+  const uint32_t chunk = table.read_ahead(sges, pd_);
+  if (chunk == 0) return table.gather(sges, pd_, offset, out);
+  SendWqe& w = sq_.at(seq);
+  ReadAhead& reads = hca_.send_reads();
+  if (w.read_key == 0) w.read_key = reads.next_key();
+  MemoryFault fault = MemoryFault::kNone;
+  reads.read(w.read_key, offset, w.length, chunk, out, [&](uint64_t from, std::span<uint8_t> to) {
+    fault = table.gather(sges, pd_, from, to);
+    return fault == MemoryFault::kNone;
+  });
+  return fault;
 }
 
 void ConnectedQp::execute_local(uint32_t seq) {
@@ -328,12 +344,18 @@ void ConnectedQp::on_read_response(const wire::ParsedPacket& p) {
   const uint32_t offset = psn_diff(psn, w.first_psn) * mtu();
   const uint32_t expected = std::min(mtu(), w.length - std::min(offset, w.length));
   if (p.payload.size() != expected) return;
-  if (!p.payload.empty() && hca_.memory().scatter(sq_.sges(seq), pd_, offset, p.payload) != MemoryFault::kNone) {
+  if (!p.payload.empty() &&
+      hca_.memory().scatter_posted(sq_.sges(seq), pd_, offset, p.payload, read_posted_) != MemoryFault::kNone) {
+    settle(read_posted_);
     fail(seq, wc_status::kLocProtErr);
     return;
   }
   w.read_psn = psn_add(psn, 1);
   if (w.read_psn == psn_add(w.first_psn, w.packets)) {
+    if (!settle(read_posted_)) {
+      fail(seq, wc_status::kLocProtErr);
+      return;
+    }
     w.done = true;
     if (seq - sq_.head() < send_seq_ - sq_.head()) --rd_outstanding_;
   }

@@ -1,6 +1,7 @@
 // The responder half of a connected QP: see connected_qp.h.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "fabric/model/fabric.h"
 #include "fabric/model/hca.h"
@@ -81,7 +82,7 @@ void ConnectedQp::on_uc_request(const wire::ParsedPacket& p, uint8_t o, int32_t 
   if (distance != 0) {
     // Packets were lost: so is the message they belonged to. A receive
     // WQE it had taken stays for the next message.
-    in_msg_ = InMessage::kNone;
+    end_message();
     epsn_ = p.bth.psn;
   }
   if (in_msg_ == InMessage::kNone && !starts_message(o)) {
@@ -95,7 +96,7 @@ void ConnectedQp::on_uc_request(const wire::ParsedPacket& p, uint8_t o, int32_t 
     return;
   }
   if (v != Verdict::kAccepted) {
-    in_msg_ = InMessage::kNone;  // dropped silently: UC has no NAK
+    end_message();  // dropped silently: UC has no NAK
     epsn_ = psn_add(p.bth.psn, 1);
   }
 }
@@ -123,6 +124,16 @@ QpEndpoint* ConnectedQp::recv_endpoint() {
   if (transport_ != Transport::kXrcRecv) return ep_;
   Hca::Srq* srq = hca_.xrc_srq(xrc_srqn_, xrcd_);  // null once the SRQ is gone
   return srq ? srq->cq : nullptr;
+}
+
+bool ConnectedQp::settle(HostMemory*& m) {
+  HostMemory* held = std::exchange(m, nullptr);
+  return held == nullptr || held->flush();
+}
+
+void ConnectedQp::end_message() {
+  settle(posted_);
+  in_msg_ = InMessage::kNone;
 }
 
 bool ConnectedQp::take_receive() {
@@ -183,14 +194,20 @@ ConnectedQp::Verdict ConnectedQp::on_send(const wire::ParsedPacket& p, uint8_t o
     return Verdict::kLengthError;
   }
   if (!p.payload.empty() &&
-      hca_.memory().scatter(std::span<const Sge>(recv_sge_.data(), recv_num_sge_), rq_pd_, msg_bytes_, p.payload) !=
-          MemoryFault::kNone) {
+      hca_.memory().scatter_posted(std::span<const Sge>(recv_sge_.data(), recv_num_sge_), rq_pd_, msg_bytes_,
+                                   p.payload, posted_) != MemoryFault::kNone) {
+    end_message();
     complete_receive(p, wc_status::kLocProtErr, wc_opcode::kRecv, 0, 0);
     return Verdict::kOperational;
   }
   msg_bytes_ += static_cast<uint32_t>(p.payload.size());
   epsn_ = psn_add(epsn_, 1);
   if (!ends_message(o)) return Verdict::kAccepted;
+  if (!settle(posted_)) {
+    end_message();
+    complete_receive(p, wc_status::kLocProtErr, wc_opcode::kRecv, 0, 0);
+    return Verdict::kOperational;
+  }
   uint8_t flags = 0;
   uint32_t imm = 0;
   if (p.immediate) {
@@ -233,8 +250,12 @@ ConnectedQp::Verdict ConnectedQp::on_write(const wire::ParsedPacket& p, uint8_t 
     return Verdict::kInvalid;
   }
   if (msg_bytes_ + p.payload.size() > write_length_) return Verdict::kInvalid;
-  if (!p.payload.empty() && !write_mem_->write(write_addr_ + msg_bytes_, p.payload)) return Verdict::kAccess;
+  if (!p.payload.empty()) {
+    posted_ = write_mem_;
+    if (!write_mem_->write_posted(write_addr_ + msg_bytes_, p.payload)) return Verdict::kAccess;
+  }
   msg_bytes_ += static_cast<uint32_t>(p.payload.size());
+  if (ends_message(o) && !settle(posted_)) return Verdict::kAccess;
   epsn_ = psn_add(epsn_, 1);
   if (!ends_message(o)) return Verdict::kAccepted;
   in_msg_ = InMessage::kNone;
@@ -370,15 +391,17 @@ void ConnectedQp::pump_respond() {
     return;
   }
   Response& r = responses_.front();
-  wire::PacketSpec spec;
+  PacketRef pkt;
   if (r.kind == Response::Kind::kAck) {
-    spec = header(op::kAcknowledge, r.psn, false);
+    wire::PacketSpec spec = header(op::kAcknowledge, r.psn, false);
     spec.aeth = wire::Aeth{r.syndrome, msn_};
+    pkt = pack(spec);
     responses_.pop();
   } else if (r.kind == Response::Kind::kAtomic) {
-    spec = header(op::kAtomicAcknowledge, r.psn, false);
+    wire::PacketSpec spec = header(op::kAtomicAcknowledge, r.psn, false);
     spec.aeth = wire::Aeth::ack(msn_);
     spec.atomic_ack_eth = wire::AtomicAckEth{r.original};
+    pkt = pack(spec);
     responses_.pop();
   } else {
     // One READ response, read from host memory now.
@@ -388,20 +411,29 @@ void ConnectedQp::pump_respond() {
                       : first       ? op::kRdmaReadResponseFirst
                       : last        ? op::kRdmaReadResponseLast
                                     : op::kRdmaReadResponseMiddle;
-    std::span<uint8_t> payload = scratch(len);
-    if (len && !r.memory->read(r.addr + r.offset, payload)) {
+    wire::PacketSpec spec = header(o, r.psn, false);
+    if (first || last) spec.aeth = wire::Aeth::ack(msn_);
+    std::span<uint8_t> payload;
+    pkt = build(spec, len, payload);
+    if (len && !read_for_response(r, payload)) {
       responder_error(Verdict::kAccess);
       return;
     }
-    spec = header(o, r.psn, false);
-    if (first || last) spec.aeth = wire::Aeth::ack(msn_);
-    spec.payload = payload;
     r.offset += len;
     r.psn = psn_add(r.psn, 1);
     if (last) responses_.pop();
   }
-  respond_free_at_ = std::max(transmit(spec), s.now());
+  respond_free_at_ = std::max(send(std::move(pkt)), s.now());
   if (!responses_.empty()) respond_event_ = s.schedule_at(respond_free_at_, [this]() { pump_respond(); });
+}
+
+bool ConnectedQp::read_for_response(Response& r, std::span<uint8_t> out) {
+  const uint32_t chunk = r.memory->read_ahead();
+  if (chunk == 0) return r.memory->read(r.addr + r.offset, out);
+  ReadAhead& reads = hca_.response_reads();
+  if (r.read_key == 0) r.read_key = reads.next_key();
+  return reads.read(r.read_key, r.offset, r.length, chunk, out,
+                    [&](uint64_t from, std::span<uint8_t> to) { return r.memory->read(r.addr + from, to); });
 }
 
 }  // namespace ibfab::fabric::rc

@@ -22,6 +22,7 @@ struct Response {
   uint64_t addr = 0;
   uint32_t length = 0;
   uint32_t offset = 0;
+  uint64_t read_key = 0;  // its ReadAhead key (Hca::response_reads)
   uint64_t original = 0;  // atomic: the value before the operation
 };
 

@@ -32,6 +32,7 @@ struct SendWqe {
   uint32_t first_psn = 0;
   uint32_t packets = 0;   // PSNs it consumes (READ: its responses; LOCAL_INV, BIND_MW: none)
   uint32_t read_psn = 0;  // READ, atomic: the next response PSN expected
+  uint64_t read_key = 0;  // its ReadAhead key (Hca::send_reads)
   bool done = false;      // acknowledged (READ, atomic: every response in)
 };
 

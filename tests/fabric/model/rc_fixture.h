@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,11 +23,13 @@ struct Recorder : QpEndpoint {
   std::vector<WorkCompletion> sends, recvs;
   std::vector<sim::Time> send_times, recv_times;
   std::vector<uint8_t> events;
+  std::function<void()> at_recv;  // called as each receive completion is made, when set
   void on_send_completion(const WorkCompletion& wc) override {
     sends.push_back(wc);
     if (sim) send_times.push_back(sim->now());
   }
   void on_recv_completion(const WorkCompletion& wc) override {
+    if (at_recv) at_recv();
     recvs.push_back(wc);
     if (sim) recv_times.push_back(sim->now());
   }
