@@ -219,9 +219,10 @@ int64_t VerbsContext::create_srq(const CreateSrq& req, ReceivedFds& fds) {
   const uint32_t srqn = srq->srqn();
   service_.srqs_.add(srq.get());
   srqs_.emplace(h, std::move(srq));
-  if (!domain) return h;
-  domain->users++;
-  cq->users++;
+  if (domain) {
+    domain->users++;
+    cq->users++;
+  }
   return int64_t{srqn} << 32 | h;
 }
 

@@ -105,7 +105,7 @@ struct Xrcd {
 struct Srq {
   ibv_srq srq{};  // first; srq.handle: the engine's
   ibv_srq_type type = IBV_SRQT_BASIC;
-  uint32_t srq_num = 0;  // XRC: the number initiators name (ibv_get_srq_num)
+  uint32_t srq_num = 0;  // the engine's SRQ number (ibv_get_srq_num); XRC initiators name it
   Xrcd* xrcd = nullptr;  // XRC: its domain
   api::SharedMemory mem;
   api::rings::QpRings* rings = nullptr;  // the receive ring only

@@ -48,10 +48,10 @@ ibv_srq* make_srq(ibv_pd* pd, ibv_srq_attr& a, void* srq_context, Xrcd* xrcd, ib
   s.srq_context = srq_context;
   s.pd = pd;
   s.handle = static_cast<uint32_t>(h);
+  srq->srq_num = static_cast<uint32_t>(h >> 32) & 0xFFFFFF;
   if (xrcd) {
     srq->type = IBV_SRQT_XRC;
     srq->xrcd = xrcd;
-    srq->srq_num = static_cast<uint32_t>(h >> 32) & 0xFFFFFF;
   }
   pthread_mutex_init(&s.mutex, nullptr);
   pthread_cond_init(&s.cond, nullptr);

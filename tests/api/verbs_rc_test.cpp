@@ -621,6 +621,24 @@ TEST(VerbsSrq, ReceivesComeFromTheSharedQueueAndTheLimitFiresOnce) {
   EXPECT_EQ(ibv_destroy_srq(b.srq), EBUSY) << "a QP uses it";
 }
 
+TEST(VerbsSrq, AnOrdinarySrqHasANumberAsOnMlx5) {
+  use_embedded_fabric();
+  Side a(0, IBV_QPT_RC, 16, 0x100, true);
+  ASSERT_TRUE(a.ok());
+  ibv_srq_init_attr attr{};
+  attr.attr.max_wr = 8;
+  attr.attr.max_sge = 1;
+  ibv_srq* other = ibv_create_srq(a.pd, &attr);
+  ASSERT_NE(other, nullptr);
+  uint32_t first = 0, second = 0;
+  ASSERT_EQ(ibv_get_srq_num(a.srq, &first), 0);
+  ASSERT_EQ(ibv_get_srq_num(other, &second), 0);
+  EXPECT_NE(first, 0u);
+  EXPECT_NE(first, second) << "each SRQ its own number";
+  EXPECT_LE(second, 0xFFFFFFu);
+  EXPECT_EQ(ibv_destroy_srq(other), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(RcAndUc, VerbsRc, ::testing::Values(IBV_QPT_RC, IBV_QPT_UC),
                          [](const auto& info) { return info.param == IBV_QPT_RC ? "RC" : "UC"; });
 INSTANTIATE_TEST_SUITE_P(Rc, VerbsRcOnly, ::testing::Values(IBV_QPT_RC),
