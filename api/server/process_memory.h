@@ -42,10 +42,10 @@ class ProcessMemory final : public fabric::HostMemory {
   int check_readable(uint64_t addr, uint64_t length) const;
 
  private:
-  pid_t pid_;
   // Writes what is posted; a failure is kept for the next flush().
   void write_out();
 
+  pid_t pid_;
   std::vector<uint8_t> posted_;  // bytes posted for [posted_at_, posted_at_ + size)
   uint64_t posted_at_ = 0;
   bool posted_failed_ = false;
