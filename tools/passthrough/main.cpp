@@ -69,12 +69,12 @@ int main(int argc, char** argv) {
         throw passthrough::SetupError(h + ": " + e.what());
       }
     }
+    passthrough::PassthroughRun run(s, map, std::move(steps), hosts, std::chrono::milliseconds(timeout_ms));
     std::ofstream file_out;
     if (!out_path.empty()) {
       file_out.open(out_path);
       if (!file_out) return bad(out_path + ": cannot write: " + std::strerror(errno));
     }
-    passthrough::PassthroughRun run(s, map, std::move(steps), hosts, std::chrono::milliseconds(timeout_ms));
     const int failed = run.run(out_path.empty() ? std::cout : file_out);
     if (!out_path.empty() && !file_out) return bad(out_path + ": cannot write");
     return failed ? 1 : 0;
