@@ -80,8 +80,8 @@ void check_device_port(const DevicePort& dp) {
       problem = "device '" + dp.device + "' has no port " + std::to_string(dp.port) + " (it has " +
                 std::to_string(dev.phys_port_cnt) + ")";
     } else if (port.state != IBV_PORT_ACTIVE) {
-      problem = "device '" + dp.device + "' port " + std::to_string(dp.port) + " is " +
-                ibv_port_state_str(port.state) + ", not ACTIVE";
+      problem = "device '" + dp.device + "' port " + std::to_string(dp.port) + " is not active (its state: " +
+                ibv_port_state_str(port.state) + ")";
     }
     ibv_close_device(ctx);
   }

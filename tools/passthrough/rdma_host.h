@@ -24,7 +24,7 @@ class SetupError : public std::runtime_error {
 };
 
 // Throws SetupError unless `dp` names a device ibv_get_device_list lists,
-// with that port, ACTIVE.
+// with that port, and the port ACTIVE.
 void check_device_port(const DevicePort& dp);
 
 // The first bytes of every message sent: the sequence number within its
