@@ -2,6 +2,7 @@
 """Runs ibfab-passthrough and checks what it writes, field by field.
 
 usage: passthrough_check.py multicast PASSTHROUGH TEMPLATE COUNT
+       passthrough_check.py multicast-run IBFAB TEMPLATE COUNT
        passthrough_check.py shortfall PASSTHROUGH
        passthrough_check.py refuse PASSTHROUGH CASE
        passthrough_check.py device PASSTHROUGH CASE
@@ -12,7 +13,8 @@ with COUNT messages, every host on ibfab0. Exit 0 and every record as the
 scenario makes it: the joins' events and their fields, the failed join's
 MULTICAST_ERROR, the sends' completions, each receiver's messages (sender,
 step, sequence numbers in order, length, GRH, source QP, payload), the
-leaves, and the summary.
+leaves, and the summary. multicast-run: the same through `IBFAB run
+SCENARIO --passthrough MAP`, the records read from its stdout.
 shortfall (under `ibfab exec`): an expect that more arrives than was sent
 becomes an outcome after --timeout-ms, exit 1, not a hang.
 refuse: a scenario action that cannot pass through (CASE: link-down,
@@ -45,15 +47,23 @@ def check(what, got, want):
         problems.append(f"{what}: got {got!r}, want {want!r}")
 
 
-def run(passthrough, scenario_text, args, tmp):
+def run(passthrough, scenario_text, args, tmp, ibfab=None):
+    """Runs PASSTHROUGH SCENARIO --out FILE ARGS, or with ibfab, `IBFAB run SCENARIO --passthrough MAP`
+    (ARGS: --map MAP only) and its records from stdout."""
     path = os.path.join(tmp, "scenario.yaml")
     with open(path, "w") as f:
         f.write(scenario_text)
     out = os.path.join(tmp, "outcome.jsonl")
-    cmd = [passthrough, path, "--out", out] + args
+    cmd = [ibfab, "run", path, "--passthrough", args[1]] if ibfab else [passthrough, path, "--out", out] + args
     print("$ " + " ".join(cmd))
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
-    print(p.stdout, end="")
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE if ibfab else subprocess.STDOUT,
+                       text=True, timeout=120)
+    if ibfab:
+        print(p.stderr, end="")
+        with open(out, "w") as f:
+            f.write(p.stdout)
+    else:
+        print(p.stdout, end="")
     records = []
     if os.path.exists(out):
         with open(out) as f:
@@ -93,11 +103,11 @@ def check_received(r, host, step, total, sends):
     check(f"step {step} ok", r["ok"], True)
 
 
-def multicast(passthrough, template, count):
+def multicast(passthrough, template, count, ibfab=None):
     with open(template) as f:
         text = f.read().replace("{count_plus_one}", str(count + 1)).replace("{count}", str(count))
     with tempfile.TemporaryDirectory() as tmp:
-        p, records = run(passthrough, text, ["--map", HOSTS, "--timeout-ms", "20000"], tmp)
+        p, records = run(passthrough, text, ["--map", HOSTS, "--timeout-ms", "20000"], tmp, ibfab)
     check("exit status", p.returncode, 0)
     check("records", len(records), 13)
     if len(records) != 13:
@@ -235,6 +245,8 @@ def main():
     mode, passthrough = sys.argv[1], sys.argv[2]
     if mode == "multicast" and len(sys.argv) == 5:
         multicast(passthrough, sys.argv[3], int(sys.argv[4]))
+    elif mode == "multicast-run" and len(sys.argv) == 5:
+        multicast(None, sys.argv[3], int(sys.argv[4]), ibfab=passthrough)
     elif mode == "shortfall":
         shortfall(passthrough)
     elif mode == "refuse" and len(sys.argv) == 4 and sys.argv[3] in REFUSALS:
