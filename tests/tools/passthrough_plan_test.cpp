@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/passthrough/group_address.h"
 #include "tools/passthrough/host_map.h"
 #include "tools/passthrough/json_line.h"
 #include "tools/passthrough/step_plan.h"
@@ -50,7 +51,7 @@ std::string refusal(const std::string& action) {
       scenario::parse_scenario("topology: fat-tree:2:4\nduration: 1s\nactions:\n" + action, "s.yaml");
   std::vector<std::string> hosts;
   try {
-    (void)plan_steps(s, kMap, hosts);
+    (void)plan_steps(s, kMap, Family::Ipv6, hosts);
   } catch (const Refusal& e) {
     return e.what();
   }
@@ -66,7 +67,7 @@ TEST(PassthroughPlan, RepetitionsMergeByTimeThenLine) {
       "  - {at: 2ms, join: {node: H1, mgid: \"ff12::2\"}}\n",                     // line 7
       "s.yaml");
   std::vector<std::string> hosts;
-  const std::vector<Step> steps = plan_steps(s, kMap, hosts);
+  const std::vector<Step> steps = plan_steps(s, kMap, Family::Ipv6, hosts);
   std::vector<std::pair<int64_t, int>> got;
   for (const Step& st : steps) got.emplace_back(st.at.ps() / 1'000'000'000, st.action->line);
   // At 3 ms the expect (line 4) comes before the send's third repetition (line 5).
@@ -129,6 +130,35 @@ TEST(PassthroughPlan, WhatPassesThrough) {
 TEST(PassthroughPlan, TooManyRepetitionsAreRefused) {
   EXPECT_EQ(refusal("  - {at: 0, every: 1us, until: 1s, send: {node: H1, mgid: \"ff12::1\"}}\n"),
             "s.yaml:4: more than 100000 steps (repetitions included), the most a passthrough run takes");
+}
+
+TEST(PassthroughGroups, AnMgidAsAnIpv4OrIpv6Address) {
+  EXPECT_EQ(address_text(group_address("ff12:4001::1", Family::Ipv6)), "ff12:4001::1");
+  EXPECT_EQ(address_text(group_address("ff12:4001::1", Family::Ipv4)), "239.0.0.1");
+  EXPECT_EQ(address_text(group_address("ff15::aa:bb:cc", Family::Ipv4)), "239.187.0.204");
+  EXPECT_EQ(address_text(group_address("ff12::12:3456", Family::Ipv4)), "239.18.52.86");
+  EXPECT_EQ(address_text(group_address("0", Family::Ipv4)), "0.0.0.0");
+  EXPECT_EQ(address_text(group_address("0", Family::Ipv6)), "::");
+  EXPECT_EQ(parse_family("ipv4"), Family::Ipv4);
+  EXPECT_EQ(parse_family("ipv6"), Family::Ipv6);
+  EXPECT_EQ(parse_family("inet"), std::nullopt);
+}
+
+TEST(PassthroughGroups, TwoGroupsOnOneIpv4AddressAreRefused) {
+  const scenario::Scenario s = scenario::parse_scenario(
+      "topology: fat-tree:2:4\nactions:\n"
+      "  - {at: 0, join: {node: H1, mgid: \"ff12:4001::1\"}}\n"
+      "  - {at: 0, join: {node: H2, mgid: \"ff12:4002::1\"}}\n",
+      "s.yaml");
+  std::vector<std::string> hosts;
+  EXPECT_EQ(plan_steps(s, kMap, Family::Ipv6, hosts).size(), 2u);
+  try {
+    (void)plan_steps(s, kMap, Family::Ipv4, hosts);
+    ADD_FAILURE() << "not refused";
+  } catch (const Refusal& e) {
+    EXPECT_STREQ(e.what(), "s.yaml:4: groups 'ff12:4001::1' and 'ff12:4002::1' are both 239.0.0.1 with --family ipv4 "
+                           "(239. and an MGID's last three bytes)");
+  }
 }
 
 TEST(PassthroughJson, KeysInOrderAndStringsEscaped) {

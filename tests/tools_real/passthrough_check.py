@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs ibfab-passthrough and checks what it writes, field by field.
 
-usage: passthrough_check.py multicast PASSTHROUGH TEMPLATE COUNT
+usage: passthrough_check.py multicast PASSTHROUGH TEMPLATE COUNT FAMILY
        passthrough_check.py multicast-run IBFAB TEMPLATE COUNT
        passthrough_check.py shortfall PASSTHROUGH
        passthrough_check.py refuse PASSTHROUGH CASE
@@ -9,12 +9,16 @@ usage: passthrough_check.py multicast PASSTHROUGH TEMPLATE COUNT
        passthrough_check.py links PASSTHROUGH
 
 multicast (under `ibfab exec`): TEMPLATE (passthrough_multicast.yaml.in)
-with COUNT messages, every host on ibfab0. Exit 0 and every record as the
-scenario makes it: the joins' events and their fields, the failed join's
-MULTICAST_ERROR, the sends' completions, each receiver's messages (sender,
-step, sequence numbers in order, length, GRH, source QP, payload), the
-leaves, and the summary. multicast-run: the same through `IBFAB run
-SCENARIO --passthrough MAP`, the records read from its stdout.
+with COUNT messages, every host on ibfab0, groups as FAMILY (ipv4, ipv6)
+addresses. Every record as the scenario makes it: the joins' events and
+their fields (the MGID the kernel's mapping gives), the sends'
+completions, each receiver's messages (sender, step, sequence numbers in
+order, length, GRH, source QP, payload), the leaves, and the summary. The
+join to ff12:a01b::5 fails as the scenario expects with ipv6 (the SA
+refuses that MGID, used as it is: exit 0); with ipv4 it is 239.0.0.5,
+which the SA takes, so that step is not ok (exit 1). multicast-run: ipv4
+through `IBFAB run SCENARIO --passthrough MAP`, the records read from its
+stdout.
 shortfall (under `ibfab exec`): an expect that more arrives than was sent
 becomes an outcome after --timeout-ms, exit 1, not a hang.
 refuse: a scenario action that cannot pass through (CASE: link-down,
@@ -36,7 +40,9 @@ import sys
 import tempfile
 
 MGID = "ff12:4001::1"
-MAPPED = "ff12:6001:ffff::1"  # ipv6_ib_mc_map with the broadcast group's scope and P_Key, RDMA_PS_UDP's 01
+# The MGID rdma_cm joins on InfiniBand under RDMA_PS_UDP: ipv6_ib_mc_map (the broadcast group's scope and
+# P_Key, signature 6001) of ff12:4001::1, or ip_ib_mc_map (4001) of 239.0.0.1.
+MAPPED = {"ipv6": "ff12:6001:ffff::1", "ipv4": "ff12:4001:ffff::f00:1"}
 HOSTS = "H1=ibfab0,H2=ibfab0,H3=ibfab0,H4=ibfab0"
 
 problems = []
@@ -73,13 +79,13 @@ def run(passthrough, scenario_text, args, tmp, ibfab=None):
     return p, records
 
 
-def check_join(r, host, state, step):
+def check_join(r, host, state, step, family):
     check(f"step {step} head", (r["step"], r["host"], r["action"], r["mgid"], r["join_state"]),
           (step, host, "join", MGID, state))
     o = r["outcome"]
     check(f"step {step} call", o["call"], {"rc": 0, "errno": 0})
     e = o["event"]
-    check(f"step {step} event", (e["type"], e["status"], e["mgid"]), ("RDMA_CM_EVENT_MULTICAST_JOIN", 0, MAPPED))
+    check(f"step {step} event", (e["type"], e["status"], e["mgid"]), ("RDMA_CM_EVENT_MULTICAST_JOIN", 0, MAPPED[family]))
     check(f"step {step} ah", (e["ah"]["is_global"], e["ah"]["dlid_set"], e["ah"]["port_num"]), (True, True, 1))
     check(f"step {step} qp_num, qkey", (e["qp_num"], e["qkey"]), ("0xffffff", "0x01234567"))  # RDMA_UDP_QKEY
     check(f"step {step} create_ah", e["create_ah"], {"rc": 0, "errno": 0})
@@ -103,24 +109,30 @@ def check_received(r, host, step, total, sends):
     check(f"step {step} ok", r["ok"], True)
 
 
-def multicast(passthrough, template, count, ibfab=None):
+def multicast(passthrough, template, count, family, ibfab=None):
     with open(template) as f:
         text = f.read().replace("{count_plus_one}", str(count + 1)).replace("{count}", str(count))
     with tempfile.TemporaryDirectory() as tmp:
-        p, records = run(passthrough, text, ["--map", HOSTS, "--timeout-ms", "20000"], tmp, ibfab)
-    check("exit status", p.returncode, 0)
+        p, records = run(passthrough, text, ["--map", HOSTS, "--timeout-ms", "20000", "--family", family], tmp, ibfab)
+    ipv6 = family == "ipv6"
+    check("exit status", p.returncode, 0 if ipv6 else 1)
     check("records", len(records), 13)
     if len(records) != 13:
         return
-    check_join(records[0], "H2", "full", 0)
-    check_join(records[1], "H3", "full", 1)
-    check_join(records[2], "H1", "send-only-full", 2)
+    check_join(records[0], "H2", "full", 0, family)
+    check_join(records[1], "H3", "full", 1, family)
+    check_join(records[2], "H1", "send-only-full", 2, family)
     r = records[3]
     check("step 3 head", (r["host"], r["mgid"]), ("H4", "ff12:a01b::5"))
-    check("step 3 outcome", {k: r["outcome"][k] for k in ("call", "expect", "event", "other_events")},
-          {"call": {"rc": 0, "errno": 0}, "expect": "RDMA_CM_EVENT_MULTICAST_ERROR",
-           "event": {"type": "RDMA_CM_EVENT_MULTICAST_ERROR", "status": -22}, "other_events": []})
-    check("step 3 ok", r["ok"], True)
+    e = r["outcome"]["event"]
+    check("step 3 outcome", (r["outcome"]["call"], r["outcome"]["expect"], r["outcome"]["other_events"]),
+          ({"rc": 0, "errno": 0}, "RDMA_CM_EVENT_MULTICAST_ERROR", []))
+    if ipv6:
+        check("step 3 event", e, {"type": "RDMA_CM_EVENT_MULTICAST_ERROR", "status": -22})
+    else:
+        check("step 3 event", (e["type"], e["status"], e["mgid"]),
+              ("RDMA_CM_EVENT_MULTICAST_JOIN", 0, "ff12:4001:ffff::f00:5"))
+    check("step 3 ok", r["ok"], ipv6)
     for step, n, size in ((4, count, 256), (8, 1, 64)):
         r = records[step]
         check(f"step {step} head", (r["host"], r["action"], r["count"], r["size"]), ("H1", "send", n, size))
@@ -136,7 +148,8 @@ def multicast(passthrough, template, count, ibfab=None):
               (host, "leave", {"call": {"rc": 0, "errno": 0}}, True))
     check_received(records[9], "H2", 9, count + 1, [(8, 1, 64)])
     check_received(records[10], "H3", 10, count, [])  # it left before the second send
-    check("summary", records[12], {"summary": {"scenario": "passthrough-multicast", "steps": 12, "failed": 0}})
+    check("summary", records[12],
+          {"summary": {"scenario": "passthrough-multicast", "steps": 12, "failed": 0 if ipv6 else 1}})
     check("times", [r["at"] for r in records[:12]], ["1.000ms"] * 4 + ["2.000ms", "3.000ms", "3.000ms", "4.000ms",
                                                                         "5.000ms", "6.000ms", "6.000ms", "7.000ms"])
 
@@ -243,10 +256,10 @@ def main():
         print(__doc__)
         return 2
     mode, passthrough = sys.argv[1], sys.argv[2]
-    if mode == "multicast" and len(sys.argv) == 5:
-        multicast(passthrough, sys.argv[3], int(sys.argv[4]))
+    if mode == "multicast" and len(sys.argv) == 6 and sys.argv[5] in ("ipv4", "ipv6"):
+        multicast(passthrough, sys.argv[3], int(sys.argv[4]), sys.argv[5])
     elif mode == "multicast-run" and len(sys.argv) == 5:
-        multicast(None, sys.argv[3], int(sys.argv[4]), ibfab=passthrough)
+        multicast(None, sys.argv[3], int(sys.argv[4]), "ipv4", ibfab=passthrough)
     elif mode == "shortfall":
         shortfall(passthrough)
     elif mode == "refuse" and len(sys.argv) == 4 and sys.argv[3] in REFUSALS:

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "tools/passthrough/host_map.h"
@@ -20,10 +21,14 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ibfab-passthrough SCENARIO --map H1=DEV[:PORT],H2=DEV[:PORT]... [--out FILE] [--timeout-ms N]\n"
+    "usage: ibfab-passthrough SCENARIO --map H1=DEV[:PORT],H2=DEV[:PORT]... [--family ipv4|ipv6] [--out FILE]\n"
+    "                         [--timeout-ms N]\n"
     "Runs the scenario's joins, leaves, sends and received-count expectations through libibverbs and\n"
     "librdmacm on the mapped device ports, in time order, and writes each step's outcome as a JSON line\n"
-    "(stdout, or FILE). --timeout-ms: how long a step waits for its events (default 10000).\n";
+    "(stdout, or FILE). --timeout-ms: how long a step waits for its events (default 10000).\n"
+    "--family: the hosts bind to their device's address of this family, and join a group MGID as an\n"
+    "IPv4 address 239.X.Y.Z (X.Y.Z its last three bytes; the default: RoCEv2 joins only IPv4 groups)\n"
+    "or as the IPv6 address it spells.\n";
 
 int bad(const std::string& line) {
   std::fprintf(stderr, "ibfab-passthrough: %s\n", line.c_str());
@@ -36,6 +41,7 @@ int main(int argc, char** argv) {
   using namespace ibfab;
   std::string file, map_text, out_path;
   long timeout_ms = 10'000;
+  passthrough::Family family = passthrough::Family::Ipv4;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -44,6 +50,10 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--map" && has_value) {
       map_text = argv[++i];
+    } else if (arg == "--family" && has_value) {
+      const std::optional<passthrough::Family> f = passthrough::parse_family(argv[++i]);
+      if (!f) return bad(std::string("--family: ipv4 or ipv6, not '") + argv[i] + "'");
+      family = *f;
     } else if (arg == "--out" && has_value) {
       out_path = argv[++i];
     } else if (arg == "--timeout-ms" && has_value) {
@@ -61,7 +71,7 @@ int main(int argc, char** argv) {
     const passthrough::HostMap map = passthrough::parse_host_map(map_text);
     const scenario::Scenario s = scenario::load_scenario(file);
     std::vector<std::string> hosts;
-    std::vector<passthrough::Step> steps = passthrough::plan_steps(s, map, hosts);
+    std::vector<passthrough::Step> steps = passthrough::plan_steps(s, map, family, hosts);
     for (const std::string& h : hosts) {
       try {
         passthrough::check_device_port(map.at(h));
@@ -69,7 +79,7 @@ int main(int argc, char** argv) {
         throw passthrough::SetupError(h + ": " + e.what());
       }
     }
-    passthrough::PassthroughRun run(s, map, std::move(steps), hosts, std::chrono::milliseconds(timeout_ms));
+    passthrough::PassthroughRun run(s, map, family, std::move(steps), hosts, std::chrono::milliseconds(timeout_ms));
     std::ofstream file_out;
     if (!out_path.empty()) {
       file_out.open(out_path);

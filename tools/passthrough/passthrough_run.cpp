@@ -38,7 +38,7 @@ int64_t microseconds_since(Clock::time_point t) {
 
 // A group as one host joined it: its address, and what the join event gave.
 struct PassthroughRun::Group {
-  sockaddr_in6 addr{};
+  sockaddr_storage addr{};
   ibv_ah* ah = nullptr;
   uint32_t qpn = 0, qkey = 0;
 };
@@ -53,9 +53,9 @@ struct PassthroughRun::HostState {
   }
 };
 
-PassthroughRun::PassthroughRun(const scenario::Scenario& s, const HostMap& map, std::vector<Step> steps,
+PassthroughRun::PassthroughRun(const scenario::Scenario& s, const HostMap& map, Family family, std::vector<Step> steps,
                                const std::vector<std::string>& hosts, std::chrono::milliseconds timeout)
-    : scenario_(s), steps_(std::move(steps)), timeout_(timeout) {
+    : scenario_(s), steps_(std::move(steps)), family_(family), timeout_(timeout) {
   // Every receive a host could need at once, within bounds: the waits keep
   // reposting as messages arrive.
   uint64_t sends = 0;
@@ -68,7 +68,7 @@ PassthroughRun::PassthroughRun(const scenario::Scenario& s, const HostMap& map, 
   const auto depth = static_cast<uint32_t>(std::clamp<uint64_t>(sends, 64, 4096));
   for (const std::string& name : hosts) {
     auto h = std::make_unique<HostState>();
-    h->rdma = std::make_unique<RdmaHost>(name, map.at(name), depth, size);
+    h->rdma = std::make_unique<RdmaHost>(name, map.at(name), family, depth, size);
     hosts_.push_back(std::move(h));
   }
 }
@@ -109,8 +109,7 @@ JsonObject PassthroughRun::join(HostState& h, const scenario::Action& a, bool& o
     ibv_destroy_ah(g.ah);
     g.ah = nullptr;
   }
-  g.addr.sin6_family = AF_INET6;
-  if (a.mcast.mgid != "0") inet_pton(AF_INET6, a.mcast.mgid.c_str(), &g.addr.sin6_addr);
+  g.addr = group_address(a.mcast.mgid, family_);
   rdma_cm_join_mc_attr_ex attr{};
   attr.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
   attr.join_flags = a.mcast.join_state == 0x8 ? RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER : RDMA_MC_JOIN_FLAG_FULLMEMBER;
@@ -170,10 +169,8 @@ JsonObject PassthroughRun::join(HostState& h, const scenario::Action& a, bool& o
 
 JsonObject PassthroughRun::leave(HostState& h, const scenario::Action& a, bool& ok) {
   const auto it = h.groups.find(a.mcast.mgid);
-  sockaddr_in6 addr{};
-  addr.sin6_family = AF_INET6;
-  if (a.mcast.mgid != "0") inet_pton(AF_INET6, a.mcast.mgid.c_str(), &addr.sin6_addr);
-  const int rc = rdma_leave_multicast(h.rdma->id(), reinterpret_cast<sockaddr*>(it != h.groups.end() ? &it->second.addr : &addr));
+  sockaddr_storage addr = group_address(a.mcast.mgid, family_);
+  const int rc = rdma_leave_multicast(h.rdma->id(), reinterpret_cast<sockaddr*>(&addr));
   const int err = errno;
   if (it != h.groups.end()) {
     if (it->second.ah) ibv_destroy_ah(it->second.ah);

@@ -19,7 +19,7 @@ namespace ibfab::passthrough {
 class PassthroughRun {
  public:
   // Sets every host up (throws SetupError, having released what it made).
-  PassthroughRun(const scenario::Scenario& s, const HostMap& map, std::vector<Step> steps,
+  PassthroughRun(const scenario::Scenario& s, const HostMap& map, Family family, std::vector<Step> steps,
                  const std::vector<std::string>& hosts, std::chrono::milliseconds timeout);
   ~PassthroughRun();
 
@@ -43,6 +43,7 @@ class PassthroughRun {
   const scenario::Scenario& scenario_;
   std::vector<Step> steps_;
   std::vector<std::unique_ptr<HostState>> hosts_;
+  Family family_;
   std::chrono::milliseconds timeout_;
 };
 

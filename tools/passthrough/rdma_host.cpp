@@ -29,30 +29,29 @@ uint32_t get_be32(const uint8_t* p) {
   return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
 }
 
-// The machine's addresses rdma_cm may bind to: global IPv6 ones first (the
-// groups are IPv6 addresses), then IPv4; neither loopback nor link-local.
-std::vector<sockaddr_storage> candidate_addresses() {
-  std::vector<sockaddr_storage> v6, v4;
+// The machine's addresses of `family` rdma_cm may bind to: neither
+// loopback nor link-local (which would need a scope).
+std::vector<sockaddr_storage> candidate_addresses(Family family) {
+  std::vector<sockaddr_storage> out;
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return {};
   for (const ifaddrs* i = list; i; i = i->ifa_next) {
     if (!i->ifa_addr) continue;
     sockaddr_storage a{};
-    if (i->ifa_addr->sa_family == AF_INET6) {
+    if (family == Family::Ipv6 && i->ifa_addr->sa_family == AF_INET6) {
       const auto& s = *reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
       if (IN6_IS_ADDR_LINKLOCAL(&s.sin6_addr) || IN6_IS_ADDR_LOOPBACK(&s.sin6_addr)) continue;
       std::memcpy(&a, &s, sizeof s);
-      v6.push_back(a);
-    } else if (i->ifa_addr->sa_family == AF_INET) {
+      out.push_back(a);
+    } else if (family == Family::Ipv4 && i->ifa_addr->sa_family == AF_INET) {
       const auto& s = *reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
       if (ntohl(s.sin_addr.s_addr) >> 24 == 127) continue;
       std::memcpy(&a, &s, sizeof s);
-      v4.push_back(a);
+      out.push_back(a);
     }
   }
   freeifaddrs(list);
-  v6.insert(v6.end(), v4.begin(), v4.end());
-  return v6;
+  return out;
 }
 
 }  // namespace
@@ -89,8 +88,8 @@ void check_device_port(const DevicePort& dp) {
   if (!problem.empty()) throw SetupError(problem);
 }
 
-void RdmaHost::bind_to_port(const DevicePort& dp) {
-  for (sockaddr_storage& a : candidate_addresses()) {
+void RdmaHost::bind_to_port(const DevicePort& dp, Family family) {
+  for (sockaddr_storage& a : candidate_addresses(family)) {
     rdma_cm_id* id = nullptr;
     if (rdma_create_id(channel_, &id, this, RDMA_PS_UDP) != 0)
       throw SetupError(name_ + " on " + dp.device + ": " + errno_text("rdma_create_id"));
@@ -101,16 +100,16 @@ void RdmaHost::bind_to_port(const DevicePort& dp) {
     }
     rdma_destroy_id(id);
   }
-  throw SetupError("device '" + dp.device + "' port " + std::to_string(dp.port) +
-                   ": no address of the machine binds rdma_cm to it (rdma_bind_addr), so it has no IP interface up");
+  throw SetupError("device '" + dp.device + "' port " + std::to_string(dp.port) + ": no " + to_string(family) +
+                   " address of the machine binds rdma_cm to it (rdma_bind_addr): it has no such interface address");
 }
 
-RdmaHost::RdmaHost(std::string name, const DevicePort& dp, uint32_t recv_depth, uint32_t max_size)
+RdmaHost::RdmaHost(std::string name, const DevicePort& dp, Family family, uint32_t recv_depth, uint32_t max_size)
     : name_(std::move(name)), slot_size_(kGrhBytes + max_size), recv_depth_(recv_depth) {
   const std::string where = name_ + " on " + dp.device + ": ";
   channel_ = rdma_create_event_channel();
   if (!channel_ || !set_nonblocking(channel_->fd)) throw SetupError(where + errno_text("rdma_create_event_channel"));
-  bind_to_port(dp);
+  bind_to_port(dp, family);
   pd_ = ibv_alloc_pd(id_->verbs);
   if (!pd_) throw SetupError(where + errno_text("ibv_alloc_pd"));
   comp_ = ibv_create_comp_channel(id_->verbs);

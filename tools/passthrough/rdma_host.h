@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/passthrough/group_address.h"
 #include "tools/passthrough/host_map.h"
 
 namespace ibfab::passthrough {
@@ -55,9 +56,10 @@ inline uint8_t pattern_byte(uint32_t seq, uint32_t i) { return static_cast<uint8
 
 class RdmaHost {
  public:
-  // Binds to `dp`'s address, makes the QP and posts `recv_depth` receives
-  // of `max_size` bytes (plus the GRH). Throws SetupError.
-  RdmaHost(std::string name, const DevicePort& dp, uint32_t recv_depth, uint32_t max_size);
+  // Binds to `dp`'s address of `family`, makes the QP and posts
+  // `recv_depth` receives of `max_size` bytes (plus the GRH). Throws
+  // SetupError.
+  RdmaHost(std::string name, const DevicePort& dp, Family family, uint32_t recv_depth, uint32_t max_size);
   ~RdmaHost();
   RdmaHost(const RdmaHost&) = delete;
   RdmaHost& operator=(const RdmaHost&) = delete;
@@ -88,7 +90,7 @@ class RdmaHost {
 
  private:
   void post_receive(uint32_t slot);
-  void bind_to_port(const DevicePort& dp);
+  void bind_to_port(const DevicePort& dp, Family family);
 
   std::string name_;
   rdma_event_channel* channel_ = nullptr;

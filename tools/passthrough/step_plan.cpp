@@ -1,6 +1,7 @@
 #include "tools/passthrough/step_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace ibfab::passthrough {
@@ -54,11 +55,13 @@ const char* join_state_name(uint8_t bits) {
   return nullptr;
 }
 
-std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, std::vector<std::string>& hosts) {
+std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, Family family,
+                             std::vector<std::string>& hosts) {
   std::vector<const scenario::Action*> in_file(s.actions.size());
   std::transform(s.actions.begin(), s.actions.end(), in_file.begin(), [](const auto& a) { return &a; });
   std::stable_sort(in_file.begin(), in_file.end(), [](auto* x, auto* y) { return x->line < y->line; });
   std::set<std::string> used;
+  std::map<std::string, std::string> groups;  // address -> the MGID that has it
   std::size_t count = 0;
   for (const scenario::Action* a : in_file) {
     if (const std::string why = why_not(*a); !why.empty()) refuse(s, *a, why);
@@ -67,6 +70,14 @@ std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, st
     if (!map.contains(host))
       throw Refusal(s.file + ":" + std::to_string(a->line) + ": host '" + host + "' has no device in --map");
     used.insert(host);
+    if (a->kind != Kind::Expect) {
+      const std::string address = address_text(group_address(a->mcast.mgid, family));
+      const auto [first, fresh] = groups.emplace(address, a->mcast.mgid);
+      if (!fresh && first->second != a->mcast.mgid)
+        throw Refusal(s.file + ":" + std::to_string(a->line) + ": groups '" + first->second + "' and '" +
+                      a->mcast.mgid + "' are both " + address + " with --family " + to_string(family) +
+                      " (239. and an MGID's last three bytes)");
+    }
     count += a->every.ps() ? static_cast<std::size_t>((a->until - a->at).ps() / a->every.ps()) + 1 : 1;
     if (count > kMaxSteps)
       throw Refusal(s.file + ":" + std::to_string(a->line) + ": more than " + std::to_string(kMaxSteps) +

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/time.h"
+#include "tools/passthrough/group_address.h"
 #include "tools/passthrough/host_map.h"
 #include "tools/scenario/scenario.h"
 
@@ -31,8 +32,10 @@ struct Step {
 inline constexpr std::size_t kMaxSteps = 100'000;
 
 // Throws Refusal for the first action (in file order) that cannot pass
-// through. `hosts` gets the hosts the steps use, in name order.
-std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, std::vector<std::string>& hosts);
+// through, or that names a group whose address under `family` is another
+// group's. `hosts` gets the hosts the steps use, in name order.
+std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, Family family,
+                             std::vector<std::string>& hosts);
 
 // The join-state bit as rdma_cm's join flag names it ("full",
 // "send-only-full"); other states do not pass through.
