@@ -25,8 +25,9 @@ refuse: a scenario action that cannot pass through (CASE: link-down,
 group-expect, non-member, mask, every-host, unmapped-host, bad-map): exit 2
 and exactly one line naming the action and the scenario's line.
 device (under `ibfab exec`): a device that does not exist, a port it does
-not have, a port that is not ACTIVE (CASE no-such-device, no-such-port,
-port-not-active): exit 2 and one line.
+not have, a port that is not ACTIVE, a port with no address to bind to
+(CASE no-such-device, no-such-port, port-not-active, no-address): exit 2
+and one line.
 links: the binary needs libibverbs.so.1 and librdmacm.so.1 by SONAME,
 with no run path that holds either, and the loader finds the system's
 without LD_LIBRARY_PATH.
@@ -222,6 +223,9 @@ def device(passthrough, case):
         "no-such-device": ("H1=mlx5_7", r"ibfab-passthrough: H1: device 'mlx5_7' does not exist "
                                          r"\(ibv_get_device_list: ibfab0\)"),
         "no-such-port": ("H1=ibfab0:2", r"ibfab-passthrough: H1: device 'ibfab0' has no port 2 \(it has 1\)"),
+        # under `ibfab exec --no-device-view`: the host's IPoIB interface is not there to bind to
+        "no-address": ("H1=ibfab0", r"ibfab-passthrough: H1: device 'ibfab0' port 1: no ipv4 address of the "
+                                    r"machine binds rdma_cm to it \(rdma_bind_addr\): it has no such interface address"),
         # served with --sm none: no SM has brought the port up
         "port-not-active": ("H1=ibfab0", r"ibfab-passthrough: H1: device 'ibfab0' port 1 is not active "
                                          r"\(its state: init\)"),

@@ -68,7 +68,11 @@ PassthroughRun::PassthroughRun(const scenario::Scenario& s, const HostMap& map, 
   const auto depth = static_cast<uint32_t>(std::clamp<uint64_t>(sends, 64, 4096));
   for (const std::string& name : hosts) {
     auto h = std::make_unique<HostState>();
-    h->rdma = std::make_unique<RdmaHost>(name, map.at(name), family, depth, size);
+    try {
+      h->rdma = std::make_unique<RdmaHost>(name, map.at(name), family, depth, size);
+    } catch (const SetupError& e) {
+      throw SetupError(name + ": " + e.what());
+    }
     hosts_.push_back(std::move(h));
   }
 }

@@ -92,7 +92,7 @@ void RdmaHost::bind_to_port(const DevicePort& dp, Family family) {
   for (sockaddr_storage& a : candidate_addresses(family)) {
     rdma_cm_id* id = nullptr;
     if (rdma_create_id(channel_, &id, this, RDMA_PS_UDP) != 0)
-      throw SetupError(name_ + " on " + dp.device + ": " + errno_text("rdma_create_id"));
+      throw SetupError("device '" + dp.device + "': " + errno_text("rdma_create_id"));
     if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) == 0 && id->verbs &&
         dp.device == ibv_get_device_name(id->verbs->device) && id->port_num == dp.port) {
       id_ = id;
@@ -106,7 +106,7 @@ void RdmaHost::bind_to_port(const DevicePort& dp, Family family) {
 
 RdmaHost::RdmaHost(std::string name, const DevicePort& dp, Family family, uint32_t recv_depth, uint32_t max_size)
     : name_(std::move(name)), slot_size_(kGrhBytes + max_size), recv_depth_(recv_depth) {
-  const std::string where = name_ + " on " + dp.device + ": ";
+  const std::string where = "device '" + dp.device + "': ";
   channel_ = rdma_create_event_channel();
   if (!channel_ || !set_nonblocking(channel_->fd)) throw SetupError(where + errno_text("rdma_create_event_channel"));
   bind_to_port(dp, family);
@@ -150,7 +150,7 @@ void RdmaHost::post_receive(uint32_t slot) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  if (ibv_post_recv(id_->qp, &wr, &bad) != 0) throw SetupError(name_ + ": " + errno_text("ibv_post_recv"));
+  if (ibv_post_recv(id_->qp, &wr, &bad) != 0) throw SetupError(errno_text("ibv_post_recv"));
 }
 
 int RdmaHost::post_send(ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint32_t seq, uint32_t step, uint32_t size) {

@@ -18,7 +18,7 @@
 
 namespace ibfab::passthrough {
 
-// A device port that cannot be used: one line.
+// A device port that cannot be used: one line (the caller adds the host).
 class SetupError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
