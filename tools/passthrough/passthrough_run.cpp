@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace ibfab::passthrough {
 namespace {
@@ -208,18 +209,33 @@ JsonObject PassthroughRun::send(HostState& h, const scenario::Action& a, std::si
     if (rc == 0) ++posted;
   }
   if (!timed_out) timed_out = !wait_until([&] { return r.sent.size() - base >= posted; });
-  // Completions by status, in the order each status first came.
-  std::vector<std::pair<ibv_wc_status, uint32_t>> by_status;
+  // Completions by status and opcode (an error's opcode is undefined: null),
+  // in the order each first came.
+  struct Tally {
+    ibv_wc_status status;
+    std::optional<ibv_wc_opcode> opcode;
+    uint32_t count;
+  };
+  std::vector<Tally> kinds;
   for (std::size_t i = base; i < r.sent.size(); ++i) {
-    auto s = std::find_if(by_status.begin(), by_status.end(), [&](const auto& p) { return p.first == r.sent[i]; });
-    if (s == by_status.end()) by_status.emplace_back(r.sent[i], 1);
-    else ++s->second;
+    const RdmaHost::Sent& c = r.sent[i];
+    const std::optional<ibv_wc_opcode> op =
+        c.status == IBV_WC_SUCCESS ? std::optional<ibv_wc_opcode>(c.opcode) : std::nullopt;
+    auto k = std::find_if(kinds.begin(), kinds.end(), [&](const Tally& x) { return x.status == c.status && x.opcode == op; });
+    if (k == kinds.end()) kinds.push_back({c.status, op, 1});
+    else ++k->count;
   }
-  JsonObject completions;
-  for (const auto& [status, n] : by_status) completions.add(ibv_wc_status_str(status), n);
-  out.add("posted", posted).add("post", call_outcome(rc, err)).add("completions", completions).add("timed_out", timed_out);
-  ok = posted == a.mcast.count && !timed_out && by_status.size() == 1 && by_status[0].first == IBV_WC_SUCCESS &&
-       by_status[0].second == posted;
+  std::string list = "[";
+  for (const Tally& k : kinds) {
+    JsonObject o;
+    o.add("status", ibv_wc_status_str(k.status));
+    if (k.opcode) o.add("opcode", wc_opcode_name(*k.opcode));
+    else o.add_null("opcode");
+    list += (list.size() > 1 ? "," : "") + o.add("count", k.count).str();
+  }
+  out.add("posted", posted).add("post", call_outcome(rc, err)).add_json("completions", list + "]").add("timed_out", timed_out);
+  ok = posted == a.mcast.count && !timed_out && kinds.size() == 1 && kinds[0].status == IBV_WC_SUCCESS &&
+       kinds[0].count == posted;
   return out.add("raw", JsonObject().add("elapsed_us", microseconds_since(start)));
 }
 

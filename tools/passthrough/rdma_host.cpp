@@ -176,7 +176,7 @@ int RdmaHost::post_send(ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint32_t seq, u
 void RdmaHost::drain() {
   ibv_wc wc[16];
   for (int n; (n = ibv_poll_cq(send_cq_, 16, wc)) > 0;)
-    for (int i = 0; i < n; ++i) sent.push_back(wc[i].status);
+    for (int i = 0; i < n; ++i) sent.push_back({wc[i].status, wc[i].opcode});
   for (int n; (n = ibv_poll_cq(recv_cq_, 16, wc)) > 0;) {
     for (int i = 0; i < n; ++i) {
       const ibv_wc& w = wc[i];

@@ -85,7 +85,11 @@ class RdmaHost {
   static constexpr uint32_t kSendSlots = 64;
 
   std::vector<Received> received;       // in the order polled
-  std::vector<ibv_wc_status> sent;      // send completions, in order
+  struct Sent {
+    ibv_wc_status status;
+    ibv_wc_opcode opcode;  // valid only with IBV_WC_SUCCESS
+  };
+  std::vector<Sent> sent;               // send completions, in order
   std::deque<CmEvent> events;           // rdma_cm events not yet taken
 
  private:
