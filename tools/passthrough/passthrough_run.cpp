@@ -253,11 +253,16 @@ JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action&
     else o.add_null("from").add_null("step");
     if (m.seq) o.add("seq", *m.seq);
     else o.add_null("seq");
-    o.add("status", ibv_wc_status_str(m.status)).add("opcode", wc_opcode_name(m.opcode)).add("byte_len", m.byte_len)
-        .add("grh", m.grh);
-    if (m.imm) o.add("imm", hex(*m.imm, 8));
-    else o.add_null("imm");
-    o.add("src_qp_is_sender", known_step && m.src_qp == host(from).rdma->qp_num()).add("intact", m.intact);
+    o.add("status", ibv_wc_status_str(m.status));
+    if (m.status != IBV_WC_SUCCESS) {  // the other fields of a failed completion are undefined
+      o.add_null("opcode").add_null("byte_len").add_null("grh").add_null("imm").add_null("src_qp_is_sender")
+          .add_null("intact");
+    } else {
+      o.add("opcode", wc_opcode_name(m.opcode)).add("byte_len", m.byte_len).add("grh", m.grh);
+      if (m.imm) o.add("imm", hex(*m.imm, 8));
+      else o.add_null("imm");
+      o.add("src_qp_is_sender", known_step && m.src_qp == host(from).rdma->qp_num()).add("intact", m.intact);
+    }
     list += (list.size() > 1 ? "," : "") + o.str();
   }
   h.reported = r.received.size();
