@@ -110,7 +110,12 @@ void Commands::add_to(CLI::App& app) {
                   "least-loaded), an MLID allocator (lowest-free, round-robin) or an admission\n"
                   "(unlimited, max-groups-per-port:N); it replaces that setting of every SM")
       ->excludes("--update");
-  run->callback([this] { chosen_ = [this] { return run_scenario(); }; });
+  run->add_option("--passthrough", passthrough_,
+                  "H1=DEV[:PORT],...: run the scenario's host actions (joins, leaves, sends, received\n"
+                  "counts) through the system's libibverbs and librdmacm on these devices instead of\n"
+                  "the model, and print each step's outcome as a JSON line (ibfab-passthrough)")
+      ->excludes("--json", "--pcap", "--trace", "--dot", "--seed", "--update", "--compare");
+  run->callback([this] { chosen_ = [this] { return passthrough_.empty() ? run_scenario() : run_passthrough(); }; });
   add_serve_exec(app);
 }
 

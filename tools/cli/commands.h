@@ -23,6 +23,7 @@ class Commands {
   int topo_show();
   int topo_dot();
   int run_scenario();
+  int run_passthrough();  // run_passthrough.cpp
   void add_serve_exec(CLI::App& app);  // serve_exec.cpp
   // --ip and --mcast-route on `cmd` (topo show, serve), needing the option
   // `needs` when given, and what they ask for.
@@ -36,6 +37,7 @@ class Commands {
   std::string scenario_, pcap_, trace_, linktype_ = "erf";
   std::vector<std::string> pcap_links_;
   std::string compare_;
+  std::string passthrough_;  // run --passthrough H1=DEV[:PORT],...
   std::string dot_dir_;
   bool json_ = false, update_ = false;
   // topo show --addresses / serve: the ports' IP addresses

@@ -1,0 +1,316 @@
+#include "tools/passthrough/passthrough_run.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+
+namespace ibfab::passthrough {
+namespace {
+
+using Kind = scenario::Action::Kind;
+using Clock = std::chrono::steady_clock;
+
+std::string gid_text(const uint8_t* raw) {
+  char buf[INET6_ADDRSTRLEN];
+  return inet_ntop(AF_INET6, raw, buf, sizeof buf) ? buf : "?";
+}
+
+JsonObject call_outcome(int rc, int err) { return JsonObject().add("rc", rc).add("errno", rc ? err : 0); }
+
+const char* wc_opcode_name(ibv_wc_opcode op) {
+  switch (op) {
+    case IBV_WC_RECV: return "IBV_WC_RECV";
+    case IBV_WC_RECV_RDMA_WITH_IMM: return "IBV_WC_RECV_RDMA_WITH_IMM";
+    case IBV_WC_SEND: return "IBV_WC_SEND";
+    default: return "other";
+  }
+}
+
+int64_t microseconds_since(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+// A group as one host joined it: its address, and what the join event gave.
+struct PassthroughRun::Group {
+  sockaddr_storage addr{};
+  ibv_ah* ah = nullptr;
+  uint32_t qpn = 0, qkey = 0;
+};
+
+struct PassthroughRun::HostState {
+  std::unique_ptr<RdmaHost> rdma;
+  std::map<std::string, Group> groups;  // by the scenario's MGID text; node addresses stay put
+  std::size_t reported = 0;             // received messages already listed by an expect step
+  ~HostState() {
+    for (auto& [mgid, g] : groups)
+      if (g.ah) ibv_destroy_ah(g.ah);
+  }
+};
+
+PassthroughRun::PassthroughRun(const scenario::Scenario& s, const HostMap& map, Family family, std::vector<Step> steps,
+                               const std::vector<std::string>& hosts, std::chrono::milliseconds timeout)
+    : scenario_(s), steps_(std::move(steps)), family_(family), timeout_(timeout) {
+  // Every receive a host could need at once, within bounds: the waits keep
+  // reposting as messages arrive.
+  uint64_t sends = 0;
+  uint32_t size = 8;
+  for (const Step& st : steps_)
+    if (st.action->kind == Kind::Send) {
+      sends += st.action->mcast.count;
+      size = std::max(size, st.action->mcast.size);
+    }
+  const auto depth = static_cast<uint32_t>(std::clamp<uint64_t>(sends, 64, 4096));
+  for (const std::string& name : hosts) {
+    auto h = std::make_unique<HostState>();
+    try {
+      h->rdma = std::make_unique<RdmaHost>(name, map.at(name), family, depth, size);
+    } catch (const SetupError& e) {
+      throw SetupError(name + ": " + e.what());
+    }
+    hosts_.push_back(std::move(h));
+  }
+}
+
+PassthroughRun::~PassthroughRun() = default;
+
+PassthroughRun::HostState& PassthroughRun::host(const std::string& name) {
+  return **std::find_if(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h->rdma->name() == name; });
+}
+
+template <class Done>
+bool PassthroughRun::wait_until(Done done) {
+  const Clock::time_point deadline = Clock::now() + timeout_;
+  std::vector<pollfd> fds;
+  for (;;) {
+    for (auto& h : hosts_) h->rdma->drain();
+    if (done()) return true;
+    for (auto& h : hosts_) h->rdma->arm();
+    for (auto& h : hosts_) h->rdma->drain();
+    if (done()) return true;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    fds.clear();
+    for (auto& h : hosts_) {
+      fds.push_back({h->rdma->completion_fd(), POLLIN, 0});
+      fds.push_back({h->rdma->event_fd(), POLLIN, 0});
+    }
+    if (poll(fds.data(), fds.size(), static_cast<int>(left)) > 0)
+      for (std::size_t i = 0; i < hosts_.size(); ++i)
+        if (fds[2 * i].revents & POLLIN) hosts_[i]->rdma->take_completion_events();
+  }
+}
+
+JsonObject PassthroughRun::join(HostState& h, const scenario::Action& a, bool& ok) {
+  JsonObject out;
+  Group& g = h.groups[a.mcast.mgid];
+  if (g.ah) {  // joined again: the new event's AH replaces it
+    ibv_destroy_ah(g.ah);
+    g.ah = nullptr;
+  }
+  g.addr = group_address(a.mcast.mgid, family_);
+  rdma_cm_join_mc_attr_ex attr{};
+  attr.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
+  attr.join_flags = a.mcast.join_state == 0x8 ? RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER : RDMA_MC_JOIN_FLAG_FULLMEMBER;
+  attr.addr = reinterpret_cast<sockaddr*>(&g.addr);
+  const int rc = rdma_join_multicast_ex(h.rdma->id(), &attr, &g);
+  const int err = errno;
+  out.add("call", call_outcome(rc, err));
+  const bool want_error = a.mcast.expect_status.value_or(0) != 0;
+  out.add("expect", want_error ? "RDMA_CM_EVENT_MULTICAST_ERROR" : "RDMA_CM_EVENT_MULTICAST_JOIN");
+  if (rc != 0) {
+    ok = false;
+    return out;
+  }
+  std::deque<CmEvent>& events = h.rdma->events;
+  const auto mine = [&] { return std::find_if(events.begin(), events.end(), [&](const CmEvent& e) { return e.context == &g; }); };
+  std::string others = "[";
+  JsonObject raw;
+  const bool came = wait_until([&] { return mine() != events.end(); });
+  std::optional<rdma_cm_event_type> got;
+  if (!came) {
+    out.add("event", JsonObject().add("type", "none").add("timeout_ms", static_cast<int64_t>(timeout_.count())));
+  } else {
+    for (auto it = events.begin(); it != mine(); it = events.erase(it))
+      others += (others.size() > 1 ? "," : "") + json_string(rdma_event_str(it->type));
+    const CmEvent e = *mine();
+    events.erase(mine());
+    got = e.type;
+    JsonObject ev;
+    ev.add("type", rdma_event_str(e.type)).add("status", e.status);
+    if (e.type == RDMA_CM_EVENT_MULTICAST_JOIN) {
+      const ibv_ah_attr& ah = e.ah;
+      ev.add("mgid", gid_text(ah.grh.dgid.raw))
+          .add("ah", JsonObject()
+                         .add("is_global", ah.is_global != 0)
+                         .add("dlid_set", ah.dlid != 0)
+                         .add("sl", ah.sl)
+                         .add("port_num", ah.port_num)
+                         .add("hop_limit", ah.grh.hop_limit)
+                         .add("traffic_class", ah.grh.traffic_class)
+                         .add("flow_label", ah.grh.flow_label))
+          .add("qp_num", hex(e.qp_num, 6))
+          .add("qkey", hex(e.qkey, 8));
+      ibv_ah_attr attr_copy = ah;
+      g.ah = ibv_create_ah(h.rdma->pd(), &attr_copy);
+      ev.add("create_ah", call_outcome(g.ah ? 0 : -1, errno));
+      g.qpn = e.qp_num;
+      g.qkey = e.qkey;
+      raw.add("dlid", hex(ah.dlid, 4)).add("static_rate", ah.static_rate).add("sgid_index", ah.grh.sgid_index);
+    }
+    out.add("event", ev);
+  }
+  out.add_json("other_events", others + "]");
+  ok = got == (want_error ? RDMA_CM_EVENT_MULTICAST_ERROR : RDMA_CM_EVENT_MULTICAST_JOIN) &&
+       (want_error || g.ah != nullptr);
+  return out.add("raw", raw);
+}
+
+JsonObject PassthroughRun::leave(HostState& h, const scenario::Action& a, bool& ok) {
+  const auto it = h.groups.find(a.mcast.mgid);
+  sockaddr_storage addr = group_address(a.mcast.mgid, family_);
+  const int rc = rdma_leave_multicast(h.rdma->id(), reinterpret_cast<sockaddr*>(&addr));
+  const int err = errno;
+  if (it != h.groups.end()) {
+    if (it->second.ah) ibv_destroy_ah(it->second.ah);
+    h.groups.erase(it);
+  }
+  ok = rc == 0;
+  return JsonObject().add("call", call_outcome(rc, err));
+}
+
+JsonObject PassthroughRun::send(HostState& h, const scenario::Action& a, std::size_t step, bool& ok) {
+  JsonObject out;
+  const auto it = h.groups.find(a.mcast.mgid);
+  if (it == h.groups.end() || !it->second.ah) {
+    ok = false;
+    return out.add("error", "the host has no join event (MULTICAST_JOIN) for this group");
+  }
+  const Group& g = it->second;
+  RdmaHost& r = *h.rdma;
+  const std::size_t base = r.sent.size();
+  const Clock::time_point start = Clock::now();
+  uint32_t posted = 0;
+  int rc = 0, err = 0;
+  bool timed_out = false;
+  for (uint32_t seq = 0; seq < a.mcast.count && rc == 0 && !timed_out; ++seq) {
+    // A send slot is free again once its completion has come.
+    if (seq >= RdmaHost::kSendSlots)
+      timed_out = !wait_until([&] { return r.sent.size() - base > seq - RdmaHost::kSendSlots; });
+    if (timed_out) break;
+    rc = r.post_send(g.ah, g.qpn, g.qkey, seq, static_cast<uint32_t>(step), a.mcast.size);
+    err = rc;
+    if (rc == 0) ++posted;
+  }
+  if (!timed_out) timed_out = !wait_until([&] { return r.sent.size() - base >= posted; });
+  // Completions by status and opcode (an error's opcode is undefined: null),
+  // in the order each first came.
+  struct Tally {
+    ibv_wc_status status;
+    std::optional<ibv_wc_opcode> opcode;
+    uint32_t count;
+  };
+  std::vector<Tally> kinds;
+  for (std::size_t i = base; i < r.sent.size(); ++i) {
+    const RdmaHost::Sent& c = r.sent[i];
+    const std::optional<ibv_wc_opcode> op =
+        c.status == IBV_WC_SUCCESS ? std::optional<ibv_wc_opcode>(c.opcode) : std::nullopt;
+    auto k = std::find_if(kinds.begin(), kinds.end(), [&](const Tally& x) { return x.status == c.status && x.opcode == op; });
+    if (k == kinds.end()) kinds.push_back({c.status, op, 1});
+    else ++k->count;
+  }
+  std::string list = "[";
+  for (const Tally& k : kinds) {
+    JsonObject o;
+    o.add("status", ibv_wc_status_str(k.status));
+    if (k.opcode) o.add("opcode", wc_opcode_name(*k.opcode));
+    else o.add_null("opcode");
+    list += (list.size() > 1 ? "," : "") + o.add("count", k.count).str();
+  }
+  out.add("posted", posted).add("post", call_outcome(rc, err)).add_json("completions", list + "]").add("timed_out", timed_out);
+  ok = posted == a.mcast.count && !timed_out && kinds.size() == 1 && kinds[0].status == IBV_WC_SUCCESS &&
+       kinds[0].count == posted;
+  return out.add("raw", JsonObject().add("elapsed_us", microseconds_since(start)));
+}
+
+JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action& a, bool& ok) {
+  RdmaHost& r = *h.rdma;
+  const uint64_t want = *a.expect.received;
+  const bool reached = wait_until([&] { return r.received.size() >= want; });
+  std::string list = "[";
+  for (std::size_t i = h.reported; i < r.received.size(); ++i) {
+    const Received& m = r.received[i];
+    const bool known_step = m.step && *m.step < steps_.size() && steps_[*m.step].action->kind == Kind::Send;
+    const std::string from = known_step ? steps_[*m.step].action->node : "";
+    JsonObject o;
+    if (known_step) o.add("from", from).add("step", *m.step);
+    else o.add_null("from").add_null("step");
+    if (m.seq) o.add("seq", *m.seq);
+    else o.add_null("seq");
+    o.add("status", ibv_wc_status_str(m.status));
+    if (m.status != IBV_WC_SUCCESS) {  // the other fields of a failed completion are undefined
+      o.add_null("opcode").add_null("byte_len").add_null("grh").add_null("imm").add_null("src_qp_is_sender")
+          .add_null("intact");
+    } else {
+      o.add("opcode", wc_opcode_name(m.opcode)).add("byte_len", m.byte_len).add("grh", m.grh);
+      if (m.imm) o.add("imm", hex(*m.imm, 8));
+      else o.add_null("imm");
+      o.add("src_qp_is_sender", known_step && m.src_qp == host(from).rdma->qp_num()).add("intact", m.intact);
+    }
+    list += (list.size() > 1 ? "," : "") + o.str();
+  }
+  h.reported = r.received.size();
+  ok = r.received.size() == want;
+  return JsonObject()
+      .add("expect", want)
+      .add("received", static_cast<uint64_t>(r.received.size()))
+      .add("timed_out", !reached)
+      .add_json("messages", list + "]");
+}
+
+int PassthroughRun::run(std::ostream& out) {
+  int failed = 0;
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const scenario::Action& a = *steps_[i].action;
+    const std::string& name = a.kind == Kind::Expect ? a.expect.node : a.node;
+    HostState& h = host(name);
+    JsonObject rec;
+    rec.add("step", static_cast<uint64_t>(i)).add("at", steps_[i].at.str()).add("line", a.line).add("host", name)
+        .add("action", scenario::to_string(a.kind));
+    bool ok = false;
+    switch (a.kind) {
+      case Kind::Join:
+        rec.add("mgid", a.mcast.mgid).add("join_state", join_state_name(a.mcast.join_state));
+        rec.add("outcome", join(h, a, ok));
+        break;
+      case Kind::Leave:
+        rec.add("mgid", a.mcast.mgid).add("join_state", join_state_name(a.mcast.join_state));
+        rec.add("outcome", leave(h, a, ok));
+        break;
+      case Kind::Send:
+        rec.add("mgid", a.mcast.mgid).add("count", a.mcast.count).add("size", a.mcast.size);
+        rec.add("outcome", send(h, a, i, ok));
+        break;
+      default:
+        rec.add("outcome", expect_received(h, a, ok));
+        break;
+    }
+    rec.add("ok", ok);
+    failed += ok ? 0 : 1;
+    out << rec.str() << '\n' << std::flush;
+  }
+  out << JsonObject()
+             .add("summary", JsonObject().add("scenario", scenario_.name).add("steps", static_cast<uint64_t>(steps_.size()))
+                                 .add("failed", failed))
+             .str()
+      << '\n' << std::flush;
+  return failed;
+}
+
+}  // namespace ibfab::passthrough

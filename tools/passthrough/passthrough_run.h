@@ -1,0 +1,50 @@
+#pragma once
+// Runs the planned steps on real devices (whichever libibverbs and
+// librdmacm the loader found) and writes the API-visible outcome of each
+// step as one JSON line (docs/ARCHITECTURE.md, "tools/passthrough/").
+#include <chrono>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/passthrough/host_map.h"
+#include "tools/passthrough/json_line.h"
+#include "tools/passthrough/rdma_host.h"
+#include "tools/passthrough/step_plan.h"
+#include "tools/scenario/scenario.h"
+
+namespace ibfab::passthrough {
+
+class PassthroughRun {
+ public:
+  // Sets every host up (throws SetupError, having released what it made).
+  PassthroughRun(const scenario::Scenario& s, const HostMap& map, Family family, std::vector<Step> steps,
+                 const std::vector<std::string>& hosts, std::chrono::milliseconds timeout);
+  ~PassthroughRun();
+
+  // Runs every step in order, writing a line for each, then a summary
+  // line. Returns how many steps did not have the outcome the scenario
+  // expects.
+  int run(std::ostream& out);
+
+ private:
+  struct Group;
+  struct HostState;
+
+  JsonObject join(HostState& h, const scenario::Action& a, bool& ok);
+  JsonObject leave(HostState& h, const scenario::Action& a, bool& ok);
+  JsonObject send(HostState& h, const scenario::Action& a, std::size_t step, bool& ok);
+  JsonObject expect_received(HostState& h, const scenario::Action& a, bool& ok);
+  template <class Done>
+  bool wait_until(Done done);
+  HostState& host(const std::string& name);
+
+  const scenario::Scenario& scenario_;
+  std::vector<Step> steps_;
+  std::vector<std::unique_ptr<HostState>> hosts_;
+  Family family_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace ibfab::passthrough

@@ -1,0 +1,219 @@
+#include "tools/passthrough/rdma_host.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace ibfab::passthrough {
+namespace {
+
+std::string errno_text(const std::string& call) { return call + ": " + std::strerror(errno); }
+
+// Waits are poll()s on the fds; a read finds nothing rather than blocking.
+bool set_nonblocking(int fd) { return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0; }
+
+void put_be32(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v >> 24);
+  p[1] = static_cast<uint8_t>(v >> 16);
+  p[2] = static_cast<uint8_t>(v >> 8);
+  p[3] = static_cast<uint8_t>(v);
+}
+
+uint32_t get_be32(const uint8_t* p) {
+  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
+}
+
+// The machine's addresses of `family` rdma_cm may bind to: neither
+// loopback nor link-local (which would need a scope).
+std::vector<sockaddr_storage> candidate_addresses(Family family) {
+  std::vector<sockaddr_storage> out;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return {};
+  for (const ifaddrs* i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr) continue;
+    sockaddr_storage a{};
+    if (family == Family::Ipv6 && i->ifa_addr->sa_family == AF_INET6) {
+      const auto& s = *reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
+      if (IN6_IS_ADDR_LINKLOCAL(&s.sin6_addr) || IN6_IS_ADDR_LOOPBACK(&s.sin6_addr)) continue;
+      std::memcpy(&a, &s, sizeof s);
+      out.push_back(a);
+    } else if (family == Family::Ipv4 && i->ifa_addr->sa_family == AF_INET) {
+      const auto& s = *reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+      if (ntohl(s.sin_addr.s_addr) >> 24 == 127) continue;
+      std::memcpy(&a, &s, sizeof s);
+      out.push_back(a);
+    }
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+}  // namespace
+
+void check_device_port(const DevicePort& dp) {
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  ibv_device* found = nullptr;
+  std::string names;
+  for (int i = 0; list && i < n; ++i) {
+    names += (names.empty() ? "" : ", ") + std::string(ibv_get_device_name(list[i]));
+    if (dp.device == ibv_get_device_name(list[i])) found = list[i];
+  }
+  std::string problem;
+  if (!found) {
+    problem = "device '" + dp.device + "' does not exist (ibv_get_device_list: " + (names.empty() ? "none" : names) + ")";
+  } else if (ibv_context* ctx = ibv_open_device(found); !ctx) {
+    problem = "device '" + dp.device + "': " + errno_text("ibv_open_device");
+  } else {
+    ibv_device_attr dev{};
+    ibv_port_attr port{};
+    if (ibv_query_device(ctx, &dev) != 0) {
+      problem = "device '" + dp.device + "': " + errno_text("ibv_query_device");
+    } else if (dp.port > dev.phys_port_cnt || ibv_query_port(ctx, dp.port, &port) != 0) {
+      problem = "device '" + dp.device + "' has no port " + std::to_string(dp.port) + " (it has " +
+                std::to_string(dev.phys_port_cnt) + ")";
+    } else if (port.state != IBV_PORT_ACTIVE) {
+      problem = "device '" + dp.device + "' port " + std::to_string(dp.port) + " is not active (its state: " +
+                ibv_port_state_str(port.state) + ")";
+    }
+    ibv_close_device(ctx);
+  }
+  if (list) ibv_free_device_list(list);
+  if (!problem.empty()) throw SetupError(problem);
+}
+
+void RdmaHost::bind_to_port(const DevicePort& dp, Family family) {
+  for (sockaddr_storage& a : candidate_addresses(family)) {
+    rdma_cm_id* id = nullptr;
+    if (rdma_create_id(channel_, &id, this, RDMA_PS_UDP) != 0)
+      throw SetupError("device '" + dp.device + "': " + errno_text("rdma_create_id"));
+    if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) == 0 && id->verbs &&
+        dp.device == ibv_get_device_name(id->verbs->device) && id->port_num == dp.port) {
+      id_ = id;
+      return;
+    }
+    rdma_destroy_id(id);
+  }
+  throw SetupError("device '" + dp.device + "' port " + std::to_string(dp.port) + ": no " + to_string(family) +
+                   " address of the machine binds rdma_cm to it (rdma_bind_addr): it has no such interface address");
+}
+
+RdmaHost::RdmaHost(std::string name, const DevicePort& dp, Family family, uint32_t recv_depth, uint32_t max_size)
+    : name_(std::move(name)), slot_size_(kGrhBytes + max_size), recv_depth_(recv_depth) {
+  const std::string where = "device '" + dp.device + "': ";
+  channel_ = rdma_create_event_channel();
+  if (!channel_ || !set_nonblocking(channel_->fd)) throw SetupError(where + errno_text("rdma_create_event_channel"));
+  bind_to_port(dp, family);
+  pd_ = ibv_alloc_pd(id_->verbs);
+  if (!pd_) throw SetupError(where + errno_text("ibv_alloc_pd"));
+  comp_ = ibv_create_comp_channel(id_->verbs);
+  if (!comp_ || !set_nonblocking(comp_->fd)) throw SetupError(where + errno_text("ibv_create_comp_channel"));
+  send_cq_ = ibv_create_cq(id_->verbs, static_cast<int>(kSendSlots), this, comp_, 0);
+  recv_cq_ = ibv_create_cq(id_->verbs, static_cast<int>(recv_depth), this, comp_, 0);
+  if (!send_cq_ || !recv_cq_) throw SetupError(where + errno_text("ibv_create_cq"));
+  ibv_qp_init_attr attr{};
+  attr.qp_type = IBV_QPT_UD;
+  attr.send_cq = send_cq_;
+  attr.recv_cq = recv_cq_;
+  attr.cap.max_send_wr = kSendSlots;
+  attr.cap.max_recv_wr = recv_depth;
+  attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+  if (rdma_create_qp(id_, pd_, &attr) != 0) throw SetupError(where + errno_text("rdma_create_qp"));
+  buffers_.resize(std::size_t{slot_size_} * (recv_depth + kSendSlots));
+  const int access = IBV_ACCESS_LOCAL_WRITE;  // an int: verbs.h's macro masks it with another enum
+  mr_ = ibv_reg_mr(pd_, buffers_.data(), buffers_.size(), access);
+  if (!mr_) throw SetupError(where + errno_text("ibv_reg_mr"));
+  for (uint32_t s = 0; s < recv_depth; ++s) post_receive(s);
+}
+
+RdmaHost::~RdmaHost() {
+  if (id_ && id_->qp) rdma_destroy_qp(id_);
+  if (id_) rdma_destroy_id(id_);
+  if (mr_) ibv_dereg_mr(mr_);
+  if (send_cq_) ibv_destroy_cq(send_cq_);
+  if (recv_cq_) ibv_destroy_cq(recv_cq_);
+  if (comp_) ibv_destroy_comp_channel(comp_);
+  if (pd_) ibv_dealloc_pd(pd_);
+  if (channel_) rdma_destroy_event_channel(channel_);
+}
+
+void RdmaHost::post_receive(uint32_t slot) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(&buffers_[std::size_t{slot} * slot_size_]), slot_size_, mr_->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (ibv_post_recv(id_->qp, &wr, &bad) != 0) throw SetupError(errno_text("ibv_post_recv"));
+}
+
+int RdmaHost::post_send(ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint32_t seq, uint32_t step, uint32_t size) {
+  uint8_t* p = &buffers_[std::size_t{recv_depth_ + seq % kSendSlots} * slot_size_];
+  uint8_t header[8];
+  put_be32(header, seq);
+  put_be32(header + 4, step);
+  for (uint32_t i = 0; i < size; ++i) p[i] = i < 8 ? header[i] : pattern_byte(seq, i - 8);
+  ibv_sge sge{reinterpret_cast<uintptr_t>(p), size, mr_->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = seq;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.ud.ah = ah;
+  wr.wr.ud.remote_qpn = qpn;
+  wr.wr.ud.remote_qkey = qkey;
+  ibv_send_wr* bad = nullptr;
+  return ibv_post_send(id_->qp, &wr, &bad);
+}
+
+void RdmaHost::drain() {
+  ibv_wc wc[16];
+  for (int n; (n = ibv_poll_cq(send_cq_, 16, wc)) > 0;)
+    for (int i = 0; i < n; ++i) sent.push_back({wc[i].status, wc[i].opcode});
+  for (int n; (n = ibv_poll_cq(recv_cq_, 16, wc)) > 0;) {
+    for (int i = 0; i < n; ++i) {
+      const ibv_wc& w = wc[i];
+      Received r{w.status, w.opcode, w.byte_len, (w.wc_flags & IBV_WC_GRH) != 0, std::nullopt, w.src_qp,
+                 std::nullopt, std::nullopt, true};
+      if (w.wc_flags & IBV_WC_WITH_IMM) r.imm = ntohl(w.imm_data);
+      const uint32_t slot = static_cast<uint32_t>(w.wr_id);
+      if (w.status == IBV_WC_SUCCESS && w.byte_len >= kGrhBytes) {
+        const uint8_t* p = &buffers_[std::size_t{slot} * slot_size_ + kGrhBytes];
+        const uint32_t len = std::min(w.byte_len, slot_size_) - kGrhBytes;
+        if (len >= 4) r.seq = get_be32(p);
+        if (len >= 8) r.step = get_be32(p + 4);
+        for (uint32_t b = 8; b < len; ++b) r.intact = r.intact && p[b] == pattern_byte(*r.seq, b - 8);
+      }
+      received.push_back(r);
+      if (slot < recv_depth_) post_receive(slot);
+    }
+  }
+  // The channel's fd is non-blocking: take the events there are.
+  for (rdma_cm_event* e; rdma_get_cm_event(channel_, &e) == 0;) {
+    CmEvent c{e->event, e->status, e->param.ud.private_data, e->param.ud.ah_attr, e->param.ud.qp_num,
+              e->param.ud.qkey};
+    if (e->event != RDMA_CM_EVENT_MULTICAST_JOIN && e->event != RDMA_CM_EVENT_MULTICAST_ERROR) c.context = nullptr;
+    events.push_back(c);
+    rdma_ack_cm_event(e);
+  }
+}
+
+void RdmaHost::arm() {
+  ibv_req_notify_cq(send_cq_, 0);
+  ibv_req_notify_cq(recv_cq_, 0);
+}
+
+void RdmaHost::take_completion_events() {
+  ibv_cq* cq = nullptr;
+  void* ctx = nullptr;
+  while (ibv_get_cq_event(comp_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+}
+
+}  // namespace ibfab::passthrough
