@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Boots the Soft-RoCE VM and runs a payload in it (docs/ARCHITECTURE.md,
+# "The Soft-RoCE VM").
+set -uo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: scripts/rxe-vm/run.sh [options] PAYLOAD [ARGS...]
+
+Boots a stock Debian kernel under qemu (KVM when the CPU offers vmx/svm and
+/dev/kvm is writable, else TCG) with the initramfs of build.sh, makes two
+Soft-RoCE devices, rxe0 on veth0 (10.0.0.1) and rxe1 on veth1 (10.0.0.2),
+the two ends of one veth pair, and runs PAYLOAD ARGS... in the guest as root.
+
+The payload is a host file copied into the guest and executed there: a
+script for busybox ash (#!/bin/sh; busybox runs its own applets before
+$PATH, so iproute2 is /usr/sbin/ip) or an ELF that --file brought the
+libraries of. Its environment:
+  IBFAB_VM_RXE0_IP, IBFAB_VM_RXE1_IP    10.0.0.1, 10.0.0.2
+  IBFAB_VM_RXE0_GID, IBFAB_VM_RXE1_GID  the index of each device's RoCE v2
+                                        GID of that IPv4 address
+  IBFAB_VM_OUT                          a directory: what the payload writes
+                                        there comes back to the host
+The working directory is /tmp; locked memory is unlimited.
+
+Options:
+  --file SRC[:DEST]  put a host file or directory in the guest (build.sh
+                     --help: default DEST is the same absolute path; an ELF
+                     brings its libraries, never ibfab's drop-in ones)
+  --out DIR          where the results go (default: a new directory under the
+                     cache's runs/): DIR/console.log (the guest console),
+                     DIR/stdout, DIR/stderr (the payload's, byte for byte),
+                     DIR/files/ (what it wrote in $IBFAB_VM_OUT)
+  --cache DIR        build.sh's cache (default: build/rxe-vm)
+  --timeout S        the whole run, boot included (default 480)
+  --quiet            do not copy the console to stdout as it comes
+  --check            exit 0 if qemu can run here, 77 (saying why) if not
+
+The console goes to stdout as it comes (each line also in console.log).
+Exit status: the payload's; 2 with one line "rxe-vm: ..." when the VM did
+not build, boot, set up or finish in time (qemu is then killed: nothing is
+left running); 77 when qemu cannot run on this machine at all (CTest's
+SKIP_RETURN_CODE). Payloads should not use 2 and 77 themselves.
+EOF
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=$here/../../build/rxe-vm
+out=
+timeout=480
+quiet=0
+check=0
+build_args=()
+while (($#)); do
+  case $1 in
+    --file) build_args+=(--file "$2"); shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --cache) cache=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --quiet) quiet=1; shift ;;
+    --check) check=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; break ;;
+    -*) echo "rxe-vm: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+die() { echo "rxe-vm: $*" >&2; exit 2; }
+t0=$SECONDS
+
+# ---- can qemu run here? -------------------------------------------------------
+qemu=$(command -v qemu-system-x86_64) ||
+  { echo "rxe-vm: SKIP: qemu-system-x86_64 is not installed (package qemu-system-x86; scripts/setup-deps.sh)"; exit 77; }
+accels=$("$qemu" -accel help 2>&1) ||
+  { echo "rxe-vm: SKIP: $qemu does not run here: $(echo "$accels" | head -1)"; exit 77; }
+if [[ -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo && grep -qx kvm <<<"$accels"; then
+  accel=kvm cpu=host
+elif grep -qx tcg <<<"$accels"; then
+  accel=tcg cpu=max
+else
+  echo "rxe-vm: SKIP: $qemu offers neither KVM nor TCG"; exit 77
+fi
+((check)) && { echo "rxe-vm: qemu can run here ($accel)"; exit 0; }
+
+(($#)) || die "no payload given (see --help)"
+payload=$1
+shift
+[[ -f $payload ]] || die "no such payload: $payload"
+[[ $timeout =~ ^[0-9]+$ && $timeout -gt 0 ]] || die "--timeout wants seconds, not '$timeout'"
+
+# ---- the kernel and the initramfs ----------------------------------------------
+mkdir -p "$cache" || die "cannot create $cache"
+cache=$(cd "$cache" && pwd)
+parts=$("$here/build.sh" --cache "$cache" "${build_args[@]}") || exit 2
+kernel=$(sed -n 's/^kernel=//p' <<<"$parts")
+mapfile -t initrds < <(sed -n 's/^initrd=//p' <<<"$parts")
+
+if [[ -z $out ]]; then
+  mkdir -p "$cache/runs"
+  out=$(mktemp -d "$cache/runs/run.XXXXXX")
+  # The newest few runs stay for reading.
+  ls -dt "$cache"/runs/run.* | tail -n +11 | xargs -r rm -rf
+fi
+mkdir -p "$out" || die "cannot create $out"
+out=$(cd "$out" && pwd)
+rm -rf "$out/files" "$out/stdout" "$out/stderr" "$out/console.log"
+work=$(mktemp -d "$cache/.run.XXXXXX")
+
+# The payload archive: /payload/payload and its arguments, quoted for ash.
+mkdir -p "$work/root/payload"
+install -m755 "$payload" "$work/root/payload/payload"
+{
+  printf 'set --'
+  for a in "$@"; do printf " '%s'" "${a//\'/\'\\\'\'}"; done
+  echo
+} >"$work/root/payload/argv"
+(cd "$work/root" && find . -mindepth 1 | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$work/payload.cpio.gz"
+# The kernel unpacks concatenated archives in order, later files over earlier.
+cat "${initrds[@]}" "$work/payload.cpio.gz" >"$work/initrd" || die "cannot write $work/initrd"
+
+# ---- boot ------------------------------------------------------------------------
+console=$out/console.log
+: >"$console"
+qemu_pid=
+tail_pid=
+cleanup() {
+  [[ -n $qemu_pid ]] && kill "$qemu_pid" 2>/dev/null && wait "$qemu_pid" 2>/dev/null
+  [[ -n $tail_pid ]] && kill "$tail_pid" 2>/dev/null && wait "$tail_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'echo "rxe-vm: interrupted; qemu stopped" >&2; exit 2' INT TERM HUP
+echo "rxe-vm: booting $(basename "$(dirname "$kernel")")/$(basename "$kernel") under qemu ($accel), results in $out"
+# timeout kills qemu (TERM, then KILL 10 s later) when the run takes too long;
+# qemu has no children.
+timeout -k 10 "$timeout" "$qemu" -machine q35,accel=$accel -cpu $cpu -smp 2 -m 1024 \
+  -nodefaults -no-user-config -display none -no-reboot \
+  -kernel "$kernel" -initrd "$work/initrd" -append "console=ttyS0 quiet panic=-1" \
+  -serial "file:$console" -serial "file:$work/ret.b64" \
+  </dev/null >"$work/qemu.err" 2>&1 &
+qemu_pid=$!
+if ((!quiet)); then
+  tail -n +1 -f --pid="$qemu_pid" "$console" 2>/dev/null | tr -d '\r' &
+  tail_pid=$!
+fi
+wait "$qemu_pid"
+status=$?
+qemu_pid=
+[[ -n $tail_pid ]] && wait "$tail_pid"
+tail_pid=
+elapsed=$((SECONDS - t0))
+
+# ---- results ---------------------------------------------------------------------
+# marker WORD: the rest of the console line "IBFAB-VM: WORD ..." (first one).
+marker() { tr -d '\r' <"$console" | sed -n "s/^IBFAB-VM: $1 //p" | head -1; }
+rc=$(marker result | sed -n 's/^rc=\([0-9]*\)$/\1/p')
+if [[ -z $rc ]]; then
+  why=$(marker 'setup failed:')
+  if [[ -n $why ]]; then why="the guest's set-up failed: $why"
+  elif ((status == 124 || status == 137)); then why="no result after ${timeout} s (timed out; qemu killed)"
+  elif [[ -z $(marker booted) ]]; then why="the guest did not boot (qemu exit $status: $(head -1 "$work/qemu.err"))"
+  else why="the guest stopped before its result (qemu exit $status)"; fi
+  die "$why; console: $console"
+fi
+bytes=$(marker files | sed -n 's/^bytes=//p')
+tr -d '\r' <"$work/ret.b64" | base64 -d >"$work/ret.tar" 2>/dev/null
+[[ -n $bytes && $(stat -c %s "$work/ret.tar") == "$bytes" ]] ||
+  die "the guest's files came back incomplete ($(stat -c %s "$work/ret.tar") of ${bytes:-?} bytes); console: $console"
+tar -C "$out" -xf "$work/ret.tar" || die "cannot unpack the guest's files into $out"
+echo "rxe-vm: payload exit $rc; ready at guest uptime $(marker ready | cut -d' ' -f1 | sed 's/uptime=//') s, whole run ${elapsed} s; results in $out"
+exit "$rc"
