@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Soft-RoCE VM's kernel and initramfs into a cache directory
-# (scripts/rxe-vm/README is in docs/ARCHITECTURE.md, "The Soft-RoCE VM").
+# (docs/ARCHITECTURE.md, "The Soft-RoCE VM").
 set -euo pipefail
 
 usage() {
@@ -23,9 +23,10 @@ lines (the archives to concatenate, in order):
 
 --file SRC[:DEST]  copies the host file or directory SRC to DEST in the guest
                    (default: the same absolute path). An ELF file brings the
-                   libraries ldd finds for it, at their host paths. ibfab's
-                   drop-in libibverbs, librdmacm and libibumad are never
-                   copied: the guest runs rdma-core's.
+                   libraries ldd finds for it, at their host paths, except
+                   ibfab's drop-in libibverbs, librdmacm, libibumad and
+                   libibmad: rdma-core's of the same name go in their place
+                   (and --file refuses them).
 
 Each part is rebuilt only when its inputs changed (the package, the host
 files, these scripts); a second run with the same inputs prints the same
@@ -148,10 +149,11 @@ put_libraries() {
     env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd "$elf" |
       awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'
   done <"$tmp/elves" | sort -u | while read -r lib; do
-    case $lib in
-      /lib/*|/usr/lib/*|/lib64/*) ;;
-      *) [[ $(basename "$lib") =~ $dropin_name ]] && continue ;;  # the guest uses rdma-core's
-    esac
+    # In place of ibfab's drop-in library, rdma-core's of the same name.
+    if [[ $lib != /lib/* && $lib != /usr/lib/* && $lib != /lib64/* && $(basename "$lib") =~ $dropin_name ]]; then
+      lib=/usr/lib/x86_64-linux-gnu/$(basename "$lib")
+      [[ -e $lib ]] || die "the system has no $lib for $elf (scripts/setup-deps.sh installs rdma-core's libraries)"
+    fi
     mkdir -p "$root$(dirname "$lib")"
     [[ -e $root$lib ]] || cp -L "$lib" "$root$lib"
   done

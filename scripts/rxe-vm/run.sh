@@ -66,7 +66,7 @@ while (($#)); do
   esac
 done
 die() { echo "rxe-vm: $*" >&2; exit 2; }
-t0=$SECONDS
+t0=$EPOCHREALTIME
 
 # ---- can qemu run here? -------------------------------------------------------
 qemu=$(command -v qemu-system-x86_64) ||
@@ -131,6 +131,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "rxe-vm: interrupted; qemu stopped" >&2; exit 2' INT TERM HUP
 echo "rxe-vm: booting $(basename "$(dirname "$kernel")")/$(basename "$kernel") under qemu ($accel), results in $out"
+# since T: seconds from EPOCHREALTIME T to now, to the millisecond.
+since() { local d=$(( ${EPOCHREALTIME/./} - ${1/./} )); printf '%d.%03d' $((d / 1000000)) $((d / 1000 % 1000)); }
+t_qemu=$EPOCHREALTIME
 # timeout kills qemu (TERM, then KILL 10 s later) when the run takes too long;
 # qemu has no children.
 timeout -k 10 "$timeout" "$qemu" -machine q35,accel=$accel -cpu $cpu -smp 2 -m 1024 \
@@ -139,16 +142,19 @@ timeout -k 10 "$timeout" "$qemu" -machine q35,accel=$accel -cpu $cpu -smp 2 -m 1
   -serial "file:$console" -serial "file:$work/ret.b64" \
   </dev/null >"$work/qemu.err" 2>&1 &
 qemu_pid=$!
-if ((!quiet)); then
-  tail -n +1 -f --pid="$qemu_pid" "$console" 2>/dev/null | tr -d '\r' &
-  tail_pid=$!
-fi
+# The console as it comes: shown unless --quiet; the host time of the
+# "ready" line noted (the boot time, from qemu's start).
+tail -n +1 -f --pid="$qemu_pid" "$console" 2>/dev/null | tr -d '\r' |
+  while IFS= read -r line; do
+    ((quiet)) || printf '%s\n' "$line"
+    [[ $line == "IBFAB-VM: ready "* ]] && since "$t_qemu" >"$work/boot_s"
+  done &
+tail_pid=$!
 wait "$qemu_pid"
 status=$?
 qemu_pid=
-[[ -n $tail_pid ]] && wait "$tail_pid"
+wait "$tail_pid"
 tail_pid=
-elapsed=$((SECONDS - t0))
 
 # ---- results ---------------------------------------------------------------------
 # marker WORD: the rest of the console line "IBFAB-VM: WORD ..." (first one).
@@ -157,7 +163,7 @@ rc=$(marker result | sed -n 's/^rc=\([0-9]*\)$/\1/p')
 if [[ -z $rc ]]; then
   why=$(marker 'setup failed:')
   if [[ -n $why ]]; then why="the guest's set-up failed: $why"
-  elif ((status == 124 || status == 137)); then why="no result after ${timeout} s (timed out; qemu killed)"
+  elif ((status == 124 || status == 137)); then why="no result after $timeout s (timed out; qemu killed)"
   elif [[ -z $(marker booted) ]]; then why="the guest did not boot (qemu exit $status: $(head -1 "$work/qemu.err"))"
   else why="the guest stopped before its result (qemu exit $status)"; fi
   die "$why; console: $console"
@@ -167,5 +173,5 @@ tr -d '\r' <"$work/ret.b64" | base64 -d >"$work/ret.tar" 2>/dev/null
 [[ -n $bytes && $(stat -c %s "$work/ret.tar") == "$bytes" ]] ||
   die "the guest's files came back incomplete ($(stat -c %s "$work/ret.tar") of ${bytes:-?} bytes); console: $console"
 tar -C "$out" -xf "$work/ret.tar" || die "cannot unpack the guest's files into $out"
-echo "rxe-vm: payload exit $rc; ready at guest uptime $(marker ready | cut -d' ' -f1 | sed 's/uptime=//') s, whole run ${elapsed} s; results in $out"
+echo "rxe-vm: payload exit $rc; boot $(cat "$work/boot_s" 2>/dev/null || echo ?) s (qemu start to rxe0/rxe1 ready), whole run $(since "$t0") s; results in $out"
 exit "$rc"
