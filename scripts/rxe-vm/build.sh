@@ -18,7 +18,7 @@ lines (the archives to concatenate, in order):
                ibv_*_pingpong, rping, mckey, ucmatose, udaddy, rdma, ip) with
                the system's libibverbs, librdmacm and rxe provider, and the
                modules crc32_generic, rdma_rxe, ib_uverbs, rdma_ucm, ib_umad,
-               veth with their dependencies
+               veth, virtio_pci, virtio_net with their dependencies
   extras       the files given with --file (if any)
 
 --file SRC[:DEST]  copies the host file or directory SRC to DEST in the guest
@@ -80,7 +80,7 @@ fi
 # crc32_generic is a soft dependency of rdma_rxe that --show-depends does not
 # list: rxe asks the crypto API for "crc32" (its ICRC) and fails to create a
 # device without it.
-modules=(crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad veth)
+modules=(crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad veth virtio_pci virtio_net)
 kdir=$cache/kernel
 kkey="$(basename "$deb") ${modules[*]}"
 if [[ "$(cat "$kdir/key" 2>/dev/null)" != "$kkey" ]]; then

@@ -19,7 +19,7 @@ check() {  # check WHAT COMMAND...
   if "$@"; then echo "PASS $what"; else echo "FAIL $what"; fails=$((fails + 1)); fi
 }
 
-"$run" --cache "$cache" --out "$out/echo" --timeout 300 "$here/echo_payload.sh" "two words" "it's" ""
+"$run" --cache "$cache" --out "$out/echo" --timeout 180 "$here/echo_payload.sh" "two words" "it's" ""
 check "payload's exit status 3 is run.sh's" [ $? = 3 ]
 check "arguments come through as given" diff <(printf 'arg<two words>\narg<it'"'"'s>\narg<>\n') "$out/echo/stdout"
 check "stderr comes back apart" diff <(echo "to stderr") "$out/echo/stderr"
@@ -29,7 +29,7 @@ check "the guest has rxe0 and rxe1" diff <(printf 'rxe0\nrxe1\n') "$out/echo/fil
 dropin=$(ldd "$elf" | awk '$1 == "libibverbs.so.1" {print $3}')
 check "$elf links a libibverbs outside the system's" \
   bash -c '[[ -n $1 && $1 != /lib/* && $1 != /usr/lib/* ]]' _ "$dropin"
-"$run" --cache "$cache" --out "$out/loader" --timeout 300 --file "$elf" "$here/loader_payload.sh" "$elf"
+"$run" --cache "$cache" --out "$out/loader" --timeout 180 --file "$elf" "$here/loader_payload.sh" "$elf"
 check "the loader payload finishes" [ $? = 0 ]
 "$elf" --help >/dev/null 2>&1
 host_status=$?
