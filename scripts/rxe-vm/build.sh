@@ -63,9 +63,14 @@ tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 # ---- the kernel package ----------------------------------------------------
+kernel_package() {
+  apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'
+}
 if [[ -z $kpkg ]]; then
-  kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-  [[ -n $kpkg ]] || die "apt-cache knows no linux-image-amd64 (run apt-get update)"
+  kpkg=$(kernel_package)
+  # A machine whose packages were all there may never have fetched the lists.
+  [[ -z $kpkg && $(id -u) == 0 ]] && apt-get update -qq >"$tmp/apt.log" 2>&1 && kpkg=$(kernel_package)
+  [[ -n $kpkg ]] || die "apt-cache knows no linux-image-amd64 (run apt-get update as root)"
 fi
 mkdir -p "$cache/debs"
 deb=$(ls "$cache/debs/${kpkg}_"*.deb 2>/dev/null | head -1 || true)
