@@ -63,8 +63,10 @@ quiet=0
 check=0
 pair=0
 build_args=()
+die() { echo "rxe-vm: $*" >&2; exit 2; }
 while (($#)); do
   case $1 in
+    --file|--out|--cache|--timeout) (($# > 1)) || die "$1 wants a value (see --help)" ;;&
     --file) build_args+=(--file "$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
@@ -78,7 +80,6 @@ while (($#)); do
     *) break ;;
   esac
 done
-die() { echo "rxe-vm: $*" >&2; exit 2; }
 t0=$EPOCHREALTIME
 
 # ---- can qemu run here? -------------------------------------------------------
@@ -116,7 +117,17 @@ if [[ -z $out ]]; then
 fi
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
-work=$(mktemp -d "$cache/.run.XXXXXX")
+qemu_pids=()
+reader_pids=()
+work=
+cleanup() {
+  local p
+  for p in "${qemu_pids[@]}" "${reader_pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+  [[ -n $work ]] && rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'echo "rxe-vm: interrupted; qemu stopped" >&2; exit 2' INT TERM HUP
+work=$(mktemp -d "$cache/.run.XXXXXX") || die "cannot create a directory in $cache"
 
 # The payload archive: /payload/payload and its arguments, quoted for ash.
 mkdir -p "$work/root/payload"
@@ -131,15 +142,6 @@ install -m755 "$payload" "$work/root/payload/payload"
 cat "${initrds[@]}" "$work/payload.cpio.gz" >"$work/initrd" || die "cannot write $work/initrd"
 
 # ---- boot ------------------------------------------------------------------------
-qemu_pids=()
-reader_pids=()
-cleanup() {
-  local p
-  for p in "${qemu_pids[@]}" "${reader_pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'echo "rxe-vm: interrupted; qemu stopped" >&2; exit 2' INT TERM HUP
 # since T: seconds from EPOCHREALTIME T to now, to the millisecond.
 since() { local d=$(( ${EPOCHREALTIME/./} - ${1/./} )); printf '%d.%03d' $((d / 1000000)) $((d / 1000 % 1000)); }
 
