@@ -18,12 +18,19 @@ packages=(
   python3-pyverbs iproute2
   # the OpenSM-over-ibsim anchor (bench/anchor/opensm_ibsim.py, `make anchor`)
   python3 ibsim-utils libumad2sim0
+  # the Soft-RoCE VM of the passthrough tests (scripts/rxe-vm/): qemu, the
+  # guest's busybox, modprobe/depmod for the kernel package's modules, and
+  # the initramfs tools; the rxe provider is in ibverbs-providers
+  qemu-system-x86 busybox-static kmod cpio xz-utils ibverbs-providers
 )
 
+declare -A installed=()
+while read -r name status; do
+  [[ "$status" == installed ]] && installed[$name]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for p in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == installed ]] || missing+=("$p")
+  [[ -n "${installed[$p]:-}" ]] || missing+=("$p")
 done
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
@@ -37,5 +44,11 @@ echo "setup-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 # tshark asks whether non-root users may capture; answer once, non-interactively.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# apt and debconf chatter goes to a log, shown only when the install fails.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "setup-deps: apt-get failed installing ${missing[*]}" >&2
+  exit 1
+fi
