@@ -127,6 +127,30 @@ TEST(Cli, BadSpecsAreOneLineAndExitTwo) {
   }
 }
 
+TEST(Cli, ValidateRefusesBadInputWithOneLineAndExitTwo) {
+  const std::string scenario = std::string(IBFAB_SOURCE_DIR) + "/scenarios/validate/multicast.yaml";
+  const std::string junk = tmp("not-records.jsonl");
+  write(junk, "{\"step\":0,\"host\":\"H1\"}\nthis is no record\n");
+  const std::string empty = tmp("no-summary.jsonl");
+  write(empty, "");
+  struct Case {
+    std::string args, says;
+  } cases[] = {
+      {"validate " + scenario, "needs the real run: --passthrough MAP or --real FILE"},
+      {"validate " + scenario + " --real " + junk, junk + ":2: not a JSON object"},
+      {"validate " + scenario + " --real " + empty, empty + ": no summary line: not a whole run"},
+      {"validate " + scenario + " --real /nonexistent.jsonl", "/nonexistent.jsonl"},
+      {"validate " + scenario + " --passthrough H1=rxe0 --real " + junk, "excludes"},
+      {"validate " + scenario + " --passthrough H1=no_such_device,H2=no_such_device,H3=no_such_device",
+       "the real run: ibfab-passthrough: H1: device 'no_such_device' does not exist"},
+  };
+  for (const Case& c : cases) {
+    const Result r = ibfab(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
 TEST(Cli, TopoGenWritesANetFileThatLoadsBack) {
   const std::string net = tmp("ft.net");
   ASSERT_EQ(ibfab("topo gen fat-tree:2:8 -o " + net).status, 0);

@@ -12,7 +12,7 @@ namespace ibfab::cli {
 
 class Commands {
  public:
-  // Declares `topo gen|show|dot`, `run`, `serve` and `exec` on `app`.
+  // Declares `topo gen|show|dot`, `run`, `validate`, `serve` and `exec` on `app`.
   void add_to(CLI::App& app);
   // Runs the subcommand that was parsed; returns the exit status. Throws
   // for bad input (the caller prints it and exits 2).
@@ -24,6 +24,7 @@ class Commands {
   int topo_dot();
   int run_scenario();
   int run_passthrough();  // run_passthrough.cpp
+  int validate();         // validate.cpp
   void add_serve_exec(CLI::App& app);  // serve_exec.cpp
   // --ip and --mcast-route on `cmd` (topo show, serve), needing the option
   // `needs` when given, and what they ask for.
@@ -38,6 +39,7 @@ class Commands {
   std::vector<std::string> pcap_links_;
   std::string compare_;
   std::string passthrough_;  // run --passthrough H1=DEV[:PORT],...
+  std::string model_, real_;  // validate --model FILE, --real FILE
   std::string dot_dir_;
   bool json_ = false, update_ = false;
   // topo show --addresses / serve: the ports' IP addresses

@@ -1,0 +1,102 @@
+// ibfab validate's comparison (tools/validate/outcome_diff.h): records
+// matched by step, every field but `raw` compared, the link layer's
+// differences agreeing by their named rules and nothing else, and runs
+// that are not of the same scenario refused.
+#include "tools/validate/outcome_diff.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace ibfab::validate {
+namespace {
+
+// A join and a send of scenario "s": the model's (InfiniBand) form unless
+// `roce`, whose address handle and MGID are RoCE's.
+std::string run_text(bool roce, const std::string& send_status = "success", const std::string& mgid_low = "1") {
+  const std::string mgid = roce ? "::ffff:239.0.0." + mgid_low : "ff12:4001:ffff::f00:" + mgid_low;
+  std::ostringstream o;
+  o << R"({"step":0,"at":"1.000ms","line":9,"host":"H2","action":"join","mgid":"ff12:4001::1","join_state":"full",)"
+    << R"("outcome":{"call":{"rc":0,"errno":0},"event":{"type":"RDMA_CM_EVENT_MULTICAST_JOIN","status":0,"mgid":")"
+    << mgid << R"(","ah":{"is_global":true,"dlid_set":)" << (roce ? "false" : "true") << R"(,"sl":0,"hop_limit":)"
+    << (roce ? "64" : "0") << R"(},"qp_num":"0xffffff","qkey":"0x1234567"},"raw":{"dlid":)" << (roce ? "0" : "49153")
+    << R"(}},"ok":true})" << "\n";
+  o << R"({"step":1,"at":"2.000ms","line":10,"host":"H1","action":"send","outcome":{"posted":3,"completions":[{"status":")"
+    << send_status << R"(","count":3}],"raw":{"elapsed_us":)" << (roce ? "900" : "12") << R"(}},"ok":true})" << "\n";
+  o << R"({"summary":{"scenario":"s","steps":2,"failed":0}})" << "\n";
+  return o.str();
+}
+
+Run parse(const std::string& text, const std::string& name = "run.jsonl") {
+  std::istringstream in(text);
+  return read_run(in, name);
+}
+
+TEST(OutcomeDiff, IdenticalRunsAgreeInEveryStep) {
+  const Comparison c = compare(parse(run_text(false)), parse(run_text(false)));
+  ASSERT_EQ(c.steps.size(), 2u);
+  EXPECT_TRUE(c.all_agree());
+  EXPECT_TRUE(c.steps[0].fields.empty());
+}
+
+TEST(OutcomeDiff, TheLinkLayersDifferencesAgreeByTheirRulesAndRawIsNotCompared) {
+  const Comparison c = compare(parse(run_text(false)), parse(run_text(true)));
+  EXPECT_TRUE(c.all_agree());
+  ASSERT_EQ(c.steps[0].fields.size(), 3u);
+  for (const FieldDiff& f : c.steps[0].fields) EXPECT_NE(f.rule, nullptr) << f.field;
+  EXPECT_EQ(c.steps[0].fields[0].field, "outcome.event.ah.dlid_set");
+  EXPECT_EQ(c.steps[0].fields[1].field, "outcome.event.ah.hop_limit");
+  EXPECT_EQ(c.steps[0].fields[2].field, "outcome.event.mgid");
+  EXPECT_TRUE(c.steps[1].fields.empty()) << "raw.elapsed_us differs but is not compared";
+}
+
+TEST(OutcomeDiff, AnMgidOfAnotherGroupDisagreesWhateverTheRule) {
+  const Comparison c = compare(parse(run_text(false)), parse(run_text(true, "success", "2")));
+  EXPECT_FALSE(c.all_agree());
+  EXPECT_EQ(c.agreeing(), 1u);
+  bool found = false;
+  for (const FieldDiff& f : c.steps[0].fields)
+    if (f.field == "outcome.event.mgid") {
+      found = true;
+      EXPECT_EQ(f.rule, nullptr);
+      EXPECT_EQ(f.model, "\"ff12:4001:ffff::f00:1\"");
+      EXPECT_EQ(f.real, "\"::ffff:239.0.0.2\"");
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(OutcomeDiff, ADifferentCompletionIsADisagreementWithBothValues) {
+  const Comparison c = compare(parse(run_text(false)), parse(run_text(true, "retry exceeded")));
+  ASSERT_FALSE(c.steps[1].agrees());
+  ASSERT_EQ(c.steps[1].fields.size(), 1u);
+  EXPECT_EQ(c.steps[1].fields[0].field, "outcome.completions.0.status");
+  EXPECT_EQ(c.steps[1].fields[0].model, "\"success\"");
+  EXPECT_EQ(c.steps[1].fields[0].real, "\"retry exceeded\"");
+  std::ostringstream out;
+  print(c, "s", out);
+  EXPECT_NE(out.str().find("step 1 (line 10, H1 send): DISAGREE"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("agreement: 1 of 2 steps (50%)"), std::string::npos) << out.str();
+}
+
+TEST(OutcomeDiff, RunsOfAnotherScenarioOrAnotherLengthAreRefused) {
+  std::string other = run_text(true);
+  other.replace(other.find("\"scenario\":\"s\""), 14, "\"scenario\":\"t\"");
+  EXPECT_THROW(compare(parse(run_text(false)), parse(other)), OutcomeError);
+  const std::string one_step = run_text(false).substr(run_text(false).find("{\"step\":1"));
+  EXPECT_THROW(parse(one_step), OutcomeError) << "steps must start at 0";
+}
+
+TEST(OutcomeDiff, AFileThatIsNoRunNamesItsLine) {
+  try {
+    parse("{\"step\":0}\nnot json {\n", "x.jsonl");
+    FAIL() << "no error";
+  } catch (const OutcomeError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.jsonl:2:"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse(run_text(false).substr(0, run_text(false).find("{\"summary\""))), OutcomeError)
+      << "no summary: not a whole run";
+}
+
+}  // namespace
+}  // namespace ibfab::validate

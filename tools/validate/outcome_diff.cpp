@@ -1,0 +1,175 @@
+#include "tools/validate/outcome_diff.h"
+
+#include <arpa/inet.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <ostream>
+#include <set>
+
+namespace ibfab::validate {
+namespace {
+
+void flatten(const YAML::Node& n, const std::string& at, Fields& out) {
+  if (n.IsMap()) {
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      if (key == "raw") continue;  // a fact of one run or one fabric
+      flatten(kv.second, at.empty() ? key : at + "." + key, out);
+    }
+  } else if (n.IsSequence()) {
+    out[at + ".count"] = std::to_string(n.size());
+    for (std::size_t i = 0; i < n.size(); ++i) flatten(n[i], at + "." + std::to_string(i), out);
+  } else if (n.IsNull()) {
+    out[at] = "null";
+  } else {
+    // A quoted scalar is a string (tag "!"), a plain one a number or a bool.
+    out[at] = n.Tag() == "!" ? "\"" + n.Scalar() + "\"" : n.Scalar();
+  }
+}
+
+std::string unquote(const std::string& s) {
+  return s.size() >= 2 && s.front() == '"' && s.back() == '"' ? s.substr(1, s.size() - 2) : s;
+}
+
+bool gid(const std::string& text, std::array<uint8_t, 16>& out) {
+  return ::inet_pton(AF_INET6, unquote(text).c_str(), out.data()) == 1;
+}
+
+uint32_t low_word(const std::array<uint8_t, 16>& g) {
+  return uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
+}
+
+// InfiniBand (ip_ib_mc_map: ff1S:401b:PPPP::, the address's low 28 bits)
+// and RoCE (the IPv4-mapped address) MGIDs of one IPv4 group.
+bool same_ipv4_group(const std::string& m, const std::string& r) {
+  std::array<uint8_t, 16> ib{}, roce{};
+  if (!gid(m, ib) || !gid(r, roce)) return false;
+  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  const bool ipv4_mapped = std::memcmp(roce.data(), kMapped, sizeof kMapped) == 0;
+  const bool ib_ipv4_form = ib[0] == 0xff && (ib[1] & 0xf0) == 0x10 && ib[2] == 0x40;
+  return ipv4_mapped && ib_ipv4_form && (low_word(ib) & 0x0fffffff) == (low_word(roce) & 0x0fffffff);
+}
+
+bool lid_only_on_ib(const std::string& m, const std::string& r) { return m == "true" && r == "false"; }
+
+bool numbers(const std::string& m, const std::string& r) {
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  return digits(m) && digits(r);
+}
+
+std::string field_of(const Fields& f, const char* key) {
+  const auto it = f.find(key);
+  return it == f.end() ? "?" : unquote(it->second);
+}
+
+}  // namespace
+
+const std::vector<Rule> kRules = {
+    {"outcome.event.mgid", "MGID: the link layer's mapping of the group's IPv4 address", same_ipv4_group},
+    {"outcome.event.ah.dlid_set", "LID: a group's MLID on InfiniBand, no LIDs on RoCE", lid_only_on_ib},
+    {"outcome.event.ah.hop_limit", "hop limit: the MCMemberRecord's on InfiniBand, the IP TTL on RoCE", numbers},
+};
+
+Run read_run(std::istream& in, const std::string& name) {
+  Run run;
+  std::string line;
+  std::size_t number = 0;
+  bool summary = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const std::string where = name + ":" + std::to_string(number) + ": ";
+    if (summary) throw OutcomeError(where + "a record after the summary line");
+    YAML::Node n;
+    try {
+      n = YAML::Load(line);
+    } catch (const YAML::Exception& e) {
+      throw OutcomeError(where + "not a JSON object (" + e.msg + ")");
+    }
+    if (!n.IsMap()) throw OutcomeError(where + "not a JSON object");
+    if (n["summary"]) {
+      const YAML::Node s = n["summary"]["scenario"];
+      if (!s || !s.IsScalar()) throw OutcomeError(where + "a summary without its scenario");
+      run.scenario = s.Scalar();
+      summary = true;
+      continue;
+    }
+    const YAML::Node step = n["step"];
+    if (!step || !step.IsScalar() || step.Scalar() != std::to_string(run.steps.size()))
+      throw OutcomeError(where + "expected step " + std::to_string(run.steps.size()));
+    Fields f;
+    flatten(n, "", f);
+    run.steps.push_back(std::move(f));
+  }
+  if (!summary) throw OutcomeError(name + ": no summary line: not a whole run");
+  return run;
+}
+
+bool StepDiff::agrees() const {
+  for (const FieldDiff& f : fields)
+    if (!f.rule) return false;
+  return true;
+}
+
+std::size_t Comparison::agreeing() const {
+  std::size_t n = 0;
+  for (const StepDiff& s : steps) n += s.agrees();
+  return n;
+}
+
+Comparison compare(const Run& model, const Run& real) {
+  if (model.scenario != real.scenario)
+    throw OutcomeError("the runs are of two scenarios: '" + model.scenario + "' and '" + real.scenario + "'");
+  if (model.steps.size() != real.steps.size())
+    throw OutcomeError("the runs have " + std::to_string(model.steps.size()) + " and " +
+                       std::to_string(real.steps.size()) + " steps: not runs of the same scenario");
+  Comparison c;
+  for (std::size_t i = 0; i < model.steps.size(); ++i) {
+    const Fields& m = model.steps[i];
+    const Fields& r = real.steps[i];
+    if (field_of(m, "line") != field_of(r, "line") || field_of(m, "action") != field_of(r, "action"))
+      throw OutcomeError("step " + std::to_string(i) + " is line " + field_of(m, "line") + " in one run and line " +
+                         field_of(r, "line") + " in the other: not runs of the same scenario");
+    StepDiff d;
+    d.step = i;
+    d.line = field_of(m, "line");
+    d.host = field_of(m, "host");
+    d.action = field_of(m, "action");
+    std::set<std::string> keys;
+    for (const auto& kv : m) keys.insert(kv.first);
+    for (const auto& kv : r) keys.insert(kv.first);
+    for (const std::string& k : keys) {
+      const auto mi = m.find(k), ri = r.find(k);
+      const std::string mv = mi == m.end() ? "(absent)" : mi->second;
+      const std::string rv = ri == r.end() ? "(absent)" : ri->second;
+      if (mv == rv) continue;
+      FieldDiff f{k, mv, rv, nullptr};
+      for (const Rule& rule : kRules)
+        if (k == rule.field && rule.holds(mv, rv)) f.rule = rule.name;
+      d.fields.push_back(std::move(f));
+    }
+    c.steps.push_back(std::move(d));
+  }
+  return c;
+}
+
+void print(const Comparison& c, const std::string& scenario, std::ostream& out) {
+  out << "validate " << scenario << ": the model (ibfab) against the real device, step by step\n";
+  for (const StepDiff& s : c.steps) {
+    out << "  step " << s.step << " (line " << s.line << ", " << s.host << " " << s.action << "): "
+        << (s.agrees() ? "agree" : "DISAGREE") << "\n";
+    for (const FieldDiff& f : s.fields) {
+      if (f.rule) out << "      " << f.field << ": model " << f.model << ", real " << f.real << " (by rule: " << f.rule << ")\n";
+      else out << "      " << f.field << ": model " << f.model << ", real " << f.real << "\n";
+    }
+  }
+  const std::size_t n = c.steps.size(), agree = c.agreeing();
+  out << "agreement: " << agree << " of " << n << " steps (" << (n ? 100 * agree / n : 100) << "%)\n";
+}
+
+}  // namespace ibfab::validate
