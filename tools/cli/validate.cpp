@@ -171,8 +171,7 @@ int Commands::validate() {
     std::set<std::string> hosts;
     std::string node;
     for (const validate::Fields& f : real.steps) {
-      std::string h = f.at("host");
-      h = h.substr(1, h.size() - 2);
+      const std::string h = validate::field_of(f, "host");
       if (node.empty()) node = h;
       hosts.insert(h);
     }

@@ -62,12 +62,12 @@ bool numbers(const std::string& m, const std::string& r) {
   return digits(m) && digits(r);
 }
 
+}  // namespace
+
 std::string field_of(const Fields& f, const char* key) {
   const auto it = f.find(key);
   return it == f.end() ? "?" : unquote(it->second);
 }
-
-}  // namespace
 
 const std::vector<Rule> kRules = {
     {"outcome.event.mgid", "MGID: the link layer's mapping of the group's IPv4 address", same_ipv4_group},

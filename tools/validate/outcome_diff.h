@@ -23,6 +23,8 @@ class OutcomeError : public std::runtime_error {
 // One record, flattened: "outcome.event.ah.sl" -> "0" (strings quoted,
 // null as null, arrays by index: "outcome.messages.3.seq").
 using Fields = std::map<std::string, std::string>;
+// A field's value as text (a string without its quotes); "?" when absent.
+std::string field_of(const Fields& f, const char* key);
 
 struct Run {
   std::vector<Fields> steps;  // in step order

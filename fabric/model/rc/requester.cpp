@@ -196,9 +196,10 @@ sim::Time ConnectedQp::send_packet() {
 MemoryFault ConnectedQp::gather(uint32_t seq, uint32_t offset, std::span<uint8_t> out) {
   const std::span<const Sge> sges = sq_.sges(seq);
   const MemoryTable& table = hca_.memory();
-  const uint32_t chunk = table.read_ahead(sges, pd_);
-  if (chunk == 0) return table.gather(sges, pd_, offset, out);
   SendWqe& w = sq_.at(seq);
+  if (w.read_chunk == SendWqe::kChunkUnknown) w.read_chunk = table.read_ahead(sges, pd_);  // once per WQE
+  if (w.read_chunk == 0) return table.gather(sges, pd_, offset, out);
+  const uint32_t chunk = w.read_chunk;
   ReadAhead& reads = hca_.send_reads();
   if (w.read_key == 0) w.read_key = reads.next_key();
   MemoryFault fault = MemoryFault::kNone;

@@ -33,6 +33,8 @@ struct SendWqe {
   uint32_t packets = 0;   // PSNs it consumes (READ: its responses; LOCAL_INV, BIND_MW: none)
   uint32_t read_psn = 0;  // READ, atomic: the next response PSN expected
   uint64_t read_key = 0;  // its ReadAhead key (Hca::send_reads)
+  static constexpr uint32_t kChunkUnknown = UINT32_MAX;
+  uint32_t read_chunk = kChunkUnknown;  // its memory's read_ahead(), asked at its first packet
   bool done = false;      // acknowledged (READ, atomic: every response in)
 };
 
