@@ -21,9 +21,12 @@ struct LinkRef {
   std::string text;  // as written, for messages
 };
 
-// A multicast request a host makes of the SA, or traffic it sends.
+// A multicast request a host makes of the SA, traffic it sends, or a
+// group its QP is attached to or detached from.
 struct McastSpec {
-  std::string mgid;            // "0" asks the SA to assign one
+  std::string mgid;            // "0" asks the SA to assign one; "" for a unicast send
+  std::string to;              // send: the receiving host of a unicast UD send ("" for multicast)
+  bool grh = false;            // a unicast send's AH has a GRH (multicast always has one)
   uint8_t join_state = 1;      // JoinState bits: 1 full, 2 non, 4 send-only non, 8 send-only full
   uint32_t qkey = 0x11111111;  // perftest's default
   uint16_t pkey = 0xFFFF;
@@ -44,15 +47,26 @@ struct Expectation {
   std::optional<uint64_t> reports;
 };
 
+// The states a host's UD QP can be moved to (ibv_modify_qp).
+enum class QpStateName : uint8_t { Reset, Init, Rtr, Rts, Err };
+
 struct Action {
-  enum class Kind { LinkDown, LinkUp, NodeDown, NodeUp, LinkLoss, Probe, Join, Leave, Send, Expect, SmKill, Subscribe };
+  enum class Kind {
+    LinkDown, LinkUp, NodeDown, NodeUp, LinkLoss, Probe, Join, Leave, Send, Expect, SmKill, Subscribe,
+    Attach,    // ibv_attach_mcast of the host's QP to a group (mcast.mgid)
+    Detach,    // ibv_detach_mcast
+    QpState,   // ibv_modify_qp of the host's QP to qp_state
+    CreateQp,  // the host's QP destroyed and made again, with block_self_mcast_lb
+  };
   Kind kind;
   sim::Time at;
   int line = 0;        // in the scenario file
   LinkRef link;        // LinkDown, LinkUp, LinkLoss
   std::string node;    // NodeDown, NodeUp, Probe (the probing host), SmKill (the SM's host)
   double probability = 0;  // LinkLoss
-  McastSpec mcast;         // Join, Leave, Send (node = the host)
+  McastSpec mcast;         // Join, Leave, Send, Attach, Detach (node = the host)
+  QpStateName qp_state = QpStateName::Rts;  // QpState
+  bool block_self_mcast_lb = false;         // CreateQp: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
   uint16_t trap = 0;       // Subscribe
   Expectation expect;      // Expect
   // Repeated: applied at `at`, then every `every` while the time is at
@@ -93,5 +107,6 @@ struct Scenario {
 };
 
 const char* to_string(Action::Kind k);
+const char* to_string(QpStateName s);  // "reset", "init", "rtr", "rts", "err"
 
 }  // namespace ibfab::scenario

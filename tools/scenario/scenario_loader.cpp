@@ -114,10 +114,13 @@ uint64_t number(const Reader& r, const YAML::Node& v, const std::string& key, ui
   return n;
 }
 
-// {node: H2, mgid: "ff12:601b::1", join-state: full, qkey:, pkey:, expect-status:, count:, size:}
+// {node: H2, mgid: "ff12:601b::1", join-state: full, qkey:, pkey:, expect-status:, count:, size:},
+// a unicast send {node: H1, to: H2, grh: true, count:, size:}, or
+// attach/detach {node: H2, mgid: ...}.
 void parse_mcast(const Reader& r, const YAML::Node& v, const std::string& what, Action& a) {
   if (!v.IsMap()) r.fail(v, "'" + what + "' is a map such as {node: H2, mgid: \"ff12:601b::1\"}");
-  bool have_node = false, have_mgid = false;
+  const bool membership = what == "join" || what == "leave";
+  bool have_node = false, have_mgid = false, have_grh = false;
   std::map<std::string, int> seen;
   for (const auto& kv : v) {
     const std::string key = r.key(kv.first, seen);
@@ -130,15 +133,22 @@ void parse_mcast(const Reader& r, const YAML::Node& v, const std::string& what, 
       have_mgid = true;
       if (a.mcast.mgid != "0" && !wire::Gid::parse(a.mcast.mgid))
         r.fail(x, "'mgid': not a GID: '" + a.mcast.mgid + "' (example: ff12:601b::1, or 0 for one the SA assigns)");
-    } else if (key == "join-state" && what != "send") {
+    } else if (key == "to" && what == "send") {
+      a.mcast.to = r.scalar(x, key);
+    } else if (key == "grh" && what == "send") {
+      const std::string b = r.scalar(x, key);
+      if (b != "true" && b != "false") r.fail(x, "'grh' is true or false");
+      a.mcast.grh = b == "true";
+      have_grh = true;
+    } else if (key == "join-state" && membership) {
       a.mcast.join_state = join_state(r, x);
     } else if (key == "qkey" && what == "join") {
       a.mcast.qkey = static_cast<uint32_t>(number(r, x, key, 0xFFFFFFFF));
     } else if (key == "pkey" && what == "join") {
       a.mcast.pkey = static_cast<uint16_t>(number(r, x, key, 0xFFFF));
-    } else if (key == "mask" && what != "send") {
+    } else if (key == "mask" && membership) {
       a.mcast.mask = number(r, x, key, UINT64_MAX);
-    } else if (key == "expect-status" && what != "send") {
+    } else if (key == "expect-status" && membership) {
       a.mcast.expect_status = static_cast<uint16_t>(number(r, x, key, 0xFFFF));
     } else if (key == "count" && what == "send") {
       a.mcast.count = static_cast<uint32_t>(number(r, x, key, 1'000'000));
@@ -149,7 +159,49 @@ void parse_mcast(const Reader& r, const YAML::Node& v, const std::string& what, 
     }
   }
   if (!have_node) r.fail(v, "'" + what + "' needs a 'node' (the host)");
-  if (!have_mgid) r.fail(v, "'" + what + "' needs an 'mgid'");
+  if (what == "send") {
+    if (have_mgid == !a.mcast.to.empty())
+      r.fail(v, "'send' names a group ('mgid') or a host ('to', a unicast send), one of the two");
+    if (have_grh && have_mgid) r.fail(v, "'grh' belongs to a unicast send ('to'): multicast always has a GRH");
+    if (a.mcast.to == a.node) r.fail(v, "'send': '" + a.node + "' sends to itself ('to')");
+  } else if (!have_mgid) {
+    r.fail(v, "'" + what + "' needs an 'mgid'");
+  }
+  if ((what == "attach" || what == "detach") && a.mcast.mgid == "0")
+    r.fail(v, "'" + what + "' names a group by its MGID (not 0)");
+}
+
+// {node: H2, state: rts}
+void parse_qp_state(const Reader& r, const YAML::Node& v, Action& a) {
+  if (!v.IsMap() || !v["node"] || !v["state"] || v.size() != 2)
+    r.fail(v, "'qp-state' is a map {node: H2, state: reset|init|rtr|rts|err}");
+  a.node = r.scalar(v["node"], "node");
+  const std::string state = r.scalar(v["state"], "state");
+  for (const QpStateName s : {QpStateName::Reset, QpStateName::Init, QpStateName::Rtr, QpStateName::Rts,
+                              QpStateName::Err})
+    if (state == to_string(s)) {
+      a.qp_state = s;
+      return;
+    }
+  r.fail(v["state"], "'state': reset, init, rtr, rts or err; got '" + state + "'");
+}
+
+// {node: H2, block-self-mcast-lb: true}
+void parse_create_qp(const Reader& r, const YAML::Node& v, Action& a) {
+  if (!v.IsMap() || !v["node"]) r.fail(v, "'create-qp' is a map {node: H2, block-self-mcast-lb: true}");
+  std::map<std::string, int> seen;
+  for (const auto& kv : v) {
+    const std::string key = r.key(kv.first, seen);
+    if (key == "node") {
+      a.node = r.scalar(kv.second, key);
+    } else if (key == "block-self-mcast-lb") {
+      const std::string b = r.scalar(kv.second, key);
+      if (b != "true" && b != "false") r.fail(kv.second, "'block-self-mcast-lb' is true or false");
+      a.block_self_mcast_lb = b == "true";
+    } else {
+      r.fail(kv.first, "unknown key '" + key + "' in 'create-qp' (known: node, block-self-mcast-lb)");
+    }
+  }
 }
 
 // {group: MGID, exists: true, members: 3} or {node: H3, received: 10}
@@ -218,9 +270,19 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
     } else if (key == "sm-kill") {
       kind(Action::Kind::SmKill);
       a.node = r.scalar(v, key);
-    } else if (key == "join" || key == "leave" || key == "send") {
-      kind(key == "join" ? Action::Kind::Join : key == "leave" ? Action::Kind::Leave : Action::Kind::Send);
+    } else if (key == "join" || key == "leave" || key == "send" || key == "attach" || key == "detach") {
+      kind(key == "join"     ? Action::Kind::Join
+           : key == "leave"  ? Action::Kind::Leave
+           : key == "send"   ? Action::Kind::Send
+           : key == "attach" ? Action::Kind::Attach
+                             : Action::Kind::Detach);
       parse_mcast(r, v, key, a);
+    } else if (key == "qp-state") {
+      kind(Action::Kind::QpState);
+      parse_qp_state(r, v, a);
+    } else if (key == "create-qp") {
+      kind(Action::Kind::CreateQp);
+      parse_create_qp(r, v, a);
     } else if (key == "expect") {
       kind(Action::Kind::Expect);
       parse_expect(r, v, a);
@@ -239,12 +301,13 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
     } else {
       r.fail(kv.first, "unknown action key '" + key +
                            "' (known: at, every, until, link-down, link-up, link-loss, probability, node-down, "
-                           "node-up, probe, join, leave, send, expect, sm-kill, subscribe)");
+                           "node-up, probe, join, leave, send, attach, detach, qp-state, create-qp, expect, sm-kill, "
+                           "subscribe)");
     }
   }
   if (!have_kind)
     r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe, "
-                 "join, leave, send, expect, sm-kill, subscribe)");
+                 "join, leave, send, attach, detach, qp-state, create-qp, expect, sm-kill, subscribe)");
   if (!have_at) r.fail(item, "the action has no 'at' time");
   if ((a.every > sim::Time::zero()) != (a.until > sim::Time::zero()) || (a.every.ps() && a.until < a.at))
     r.fail(item, "a repeated action has both 'every' (above 0) and 'until' (not before 'at')");
@@ -352,6 +415,21 @@ const char* to_string(Action::Kind k) {
     case Action::Kind::Expect: return "expect";
     case Action::Kind::Subscribe: return "subscribe";
     case Action::Kind::SmKill: return "sm-kill";
+    case Action::Kind::Attach: return "attach";
+    case Action::Kind::Detach: return "detach";
+    case Action::Kind::QpState: return "qp-state";
+    case Action::Kind::CreateQp: return "create-qp";
+  }
+  return "?";
+}
+
+const char* to_string(QpStateName s) {
+  switch (s) {
+    case QpStateName::Reset: return "reset";
+    case QpStateName::Init: return "init";
+    case QpStateName::Rtr: return "rtr";
+    case QpStateName::Rts: return "rts";
+    case QpStateName::Err: return "err";
   }
   return "?";
 }
