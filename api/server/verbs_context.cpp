@@ -282,6 +282,7 @@ int64_t VerbsContext::destroy(MsgType type, uint32_t handle) {
     }
     auto it = qps_.find(handle);
     if (it == qps_.end()) return -EINVAL;
+    if (it->second->attached()) return -EBUSY;  // as uverbs: detach first (the context's close detaches all)
     hca_.destroy_qp(handle);
     it->second->send_cq()->users--;
     it->second->recv_cq()->users--;
@@ -305,12 +306,11 @@ int64_t VerbsContext::destroy(MsgType type, uint32_t handle) {
 }
 
 int64_t VerbsContext::mcast(MsgType type, const McastRequest& req) {
-  if (!find(qps_, req.qp_num)) return -EINVAL;
+  VerbsService::Qp* qp = find(qps_, req.qp_num);
+  if (!qp) return -EINVAL;
   std::array<uint8_t, 16> gid;
   std::memcpy(gid.data(), req.gid, 16);
-  const int e = type == MsgType::AttachMcast ? hca_.attach_mcast(req.qp_num, gid, req.lid)
-                                             : hca_.detach_mcast(req.qp_num, gid, req.lid);
-  return -e;
+  return -(type == MsgType::AttachMcast ? qp->attach(hca_, gid, req.lid) : qp->detach(hca_, gid, req.lid));
 }
 
 }  // namespace ibfab::api

@@ -24,6 +24,21 @@ int64_t wall_ns() {
 
 }  // namespace
 
+int VerbsService::Qp::attach(fabric::Hca& hca, const std::array<uint8_t, 16>& mgid, uint16_t mlid) {
+  const std::pair<std::array<uint8_t, 16>, uint16_t> key{mgid, mlid};
+  if (std::find(mcast_.begin(), mcast_.end(), key) != mcast_.end()) return 0;
+  if (const int e = hca.attach_mcast(qpn_, mgid, mlid)) return e;
+  mcast_.push_back(key);
+  return 0;
+}
+
+int VerbsService::Qp::detach(fabric::Hca& hca, const std::array<uint8_t, 16>& mgid, uint16_t mlid) {
+  const auto it = std::find(mcast_.begin(), mcast_.end(), std::pair{mgid, mlid});
+  if (it == mcast_.end()) return EINVAL;
+  mcast_.erase(it);
+  return hca.detach_mcast(qpn_, mgid, mlid);
+}
+
 void VerbsService::Qp::set_state(uint8_t s) {
   state_ = s;
   if (s == IBV_QPS_RESET) {  // the send queue's completions not yet written go with it

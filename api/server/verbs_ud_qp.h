@@ -4,9 +4,11 @@
 // the client's send ring.
 #include <infiniband/verbs.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "api/client/shared_memory.h"
@@ -40,6 +42,14 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   void set_stamped(bool on) { rings_->stamped.value.store(on ? 1 : 0, std::memory_order_release); }
   const VerbsContext& context() const { return ctx_; }
   bool on_receive(const fabric::UdMessage& msg) override;
+
+  // The QP's multicast attachments as uverbs keeps them: an (MGID, MLID)
+  // attached again is 0 and reaches the HCA once; a detach of one not
+  // attached is EINVAL. 0 or a positive errno value.
+  int attach(fabric::Hca& hca, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
+  int detach(fabric::Hca& hca, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
+  // A user's ibv_destroy_qp is refused (EBUSY) while any remains.
+  bool attached() const { return !mcast_.empty(); }
 
  private:
   // A message that found no receive posted, waiting (up to the service's
@@ -84,6 +94,7 @@ class VerbsService::Qp final : public fabric::UdEndpoint {
   uint32_t sq_tail_ = 0;
   uint32_t rq_taken_ = 0;
   std::deque<Held> held_;
+  std::vector<std::pair<std::array<uint8_t, 16>, uint16_t>> mcast_;  // (MGID, MLID) attached
   struct Completing {
     sim::Time at;
     rings::Cqe cqe;

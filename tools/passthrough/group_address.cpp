@@ -34,6 +34,31 @@ sockaddr_storage group_address(const std::string& mgid, Family f) {
   return a;
 }
 
+in6_addr rdma_cm_mgid(const sockaddr_storage& a, bool infiniband) {
+  in6_addr g{};
+  if (a.ss_family == AF_INET6) {
+    g = reinterpret_cast<const sockaddr_in6&>(a).sin6_addr;
+    if (infiniband) {  // ff12:601b:PPPP, then the address's last 10 bytes
+      static constexpr uint8_t kHead[6] = {0xff, 0x12, 0x60, 0x01, 0xff, 0xff};
+      std::memcpy(g.s6_addr, kHead, sizeof kHead);
+    }
+    return g;
+  }
+  const uint32_t v4 = ntohl(reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr);
+  if (infiniband) {
+    static constexpr uint8_t kHead[6] = {0xff, 0x12, 0x40, 0x01, 0xff, 0xff};
+    std::memcpy(g.s6_addr, kHead, sizeof kHead);
+    g.s6_addr[12] = static_cast<uint8_t>(v4 >> 24 & 0x0f);
+  } else {
+    g.s6_addr[10] = g.s6_addr[11] = 0xff;
+    g.s6_addr[12] = static_cast<uint8_t>(v4 >> 24);
+  }
+  g.s6_addr[13] = static_cast<uint8_t>(v4 >> 16);
+  g.s6_addr[14] = static_cast<uint8_t>(v4 >> 8);
+  g.s6_addr[15] = static_cast<uint8_t>(v4);
+  return g;
+}
+
 std::string address_text(const sockaddr_storage& a) {
   char buf[INET6_ADDRSTRLEN] = "?";
   if (a.ss_family == AF_INET)

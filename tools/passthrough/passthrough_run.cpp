@@ -42,6 +42,8 @@ struct PassthroughRun::Group {
   sockaddr_storage addr{};
   ibv_ah* ah = nullptr;
   uint32_t qpn = 0, qkey = 0;
+  ibv_gid dgid{};     // the join event's MGID
+  uint16_t mlid = 0;  // and its MLID (0 on RoCE)
 };
 
 struct PassthroughRun::HostState {
@@ -85,8 +87,8 @@ PassthroughRun::HostState& PassthroughRun::host(const std::string& name) {
 }
 
 template <class Done>
-bool PassthroughRun::wait_until(Done done) {
-  const Clock::time_point deadline = Clock::now() + timeout_;
+bool PassthroughRun::wait_until(Done done, std::chrono::milliseconds limit) {
+  const Clock::time_point deadline = Clock::now() + (limit.count() ? limit : timeout_);
   std::vector<pollfd> fds;
   for (;;) {
     for (auto& h : hosts_) h->rdma->drain();
@@ -162,6 +164,8 @@ JsonObject PassthroughRun::join(HostState& h, const scenario::Action& a, bool& o
       ev.add("create_ah", call_outcome(g.ah ? 0 : -1, errno));
       g.qpn = e.qp_num;
       g.qkey = e.qkey;
+      g.dgid = ah.grh.dgid;
+      g.mlid = ah.dlid;
       raw.add("dlid", hex(ah.dlid, 4)).add("static_rate", ah.static_rate).add("sgid_index", ah.grh.sgid_index);
     }
     out.add("event", ev);
@@ -185,15 +189,46 @@ JsonObject PassthroughRun::leave(HostState& h, const scenario::Action& a, bool& 
   return JsonObject().add("call", call_outcome(rc, err));
 }
 
+// A unicast UD address of `to` as `from` reaches it: its LID, and with
+// `grh` a GRH to its GID from `from`'s own.
+ibv_ah_attr unicast_address(const RdmaHost& from, const RdmaHost::Address& to, bool grh) {
+  ibv_ah_attr ah{};
+  ah.dlid = to.lid;
+  ah.port_num = from.port();
+  ah.is_global = grh;
+  if (grh) {
+    ah.grh.dgid = to.gid;
+    ah.grh.sgid_index = static_cast<uint8_t>(std::max(from.sgid_index(), 0));
+    ah.grh.hop_limit = 64;
+  }
+  return ah;
+}
+
 JsonObject PassthroughRun::send(HostState& h, const scenario::Action& a, std::size_t step, bool& ok) {
   JsonObject out;
-  const auto it = h.groups.find(a.mcast.mgid);
-  if (it == h.groups.end() || !it->second.ah) {
-    ok = false;
-    return out.add("error", "the host has no join event (MULTICAST_JOIN) for this group");
-  }
-  const Group& g = it->second;
   RdmaHost& r = *h.rdma;
+  ok = false;
+  if (!r.qp()) return out.add("error", "the host has no QP");
+  ibv_ah* ah = nullptr;
+  uint32_t qpn = 0, qkey = 0;
+  std::unique_ptr<ibv_ah, int (*)(ibv_ah*)> own_ah(nullptr, ibv_destroy_ah);
+  if (a.mcast.to.empty()) {
+    const auto it = h.groups.find(a.mcast.mgid);
+    if (it == h.groups.end() || !it->second.ah)
+      return out.add("error", "the host has no join event (MULTICAST_JOIN) for this group");
+    ah = it->second.ah;
+    qpn = it->second.qpn;
+    qkey = it->second.qkey;
+  } else {
+    const RdmaHost::Address to = host(a.mcast.to).rdma->address();
+    ibv_ah_attr attr = unicast_address(r, to, a.mcast.grh);
+    own_ah.reset(ibv_create_ah(r.pd(), &attr));
+    out.add("create_ah", call_outcome(own_ah ? 0 : -1, errno));
+    if (!own_ah) return out;
+    ah = own_ah.get();
+    qpn = to.qpn;
+    qkey = to.qkey;
+  }
   const std::size_t base = r.sent.size();
   const Clock::time_point start = Clock::now();
   uint32_t posted = 0;
@@ -204,7 +239,7 @@ JsonObject PassthroughRun::send(HostState& h, const scenario::Action& a, std::si
     if (seq >= RdmaHost::kSendSlots)
       timed_out = !wait_until([&] { return r.sent.size() - base > seq - RdmaHost::kSendSlots; });
     if (timed_out) break;
-    rc = r.post_send(g.ah, g.qpn, g.qkey, seq, static_cast<uint32_t>(step), a.mcast.size);
+    rc = r.post_send(ah, qpn, qkey, seq, static_cast<uint32_t>(step), a.mcast.size);
     err = rc;
     if (rc == 0) ++posted;
   }
@@ -239,10 +274,63 @@ JsonObject PassthroughRun::send(HostState& h, const scenario::Action& a, std::si
   return out.add("raw", JsonObject().add("elapsed_us", microseconds_since(start)));
 }
 
+// The MGID and MLID a host attaches its QP with: those of its join event
+// for the group, or before any (MLID 0) the MGID rdma_cm maps the group's
+// address to on this link layer.
+std::pair<ibv_gid, uint16_t> PassthroughRun::attachment(HostState& h, const scenario::Action& a) const {
+  const auto it = h.groups.find(a.mcast.mgid);
+  if (it != h.groups.end() && it->second.ah) return {it->second.dgid, it->second.mlid};
+  ibv_gid g{};
+  const in6_addr mapped = rdma_cm_mgid(group_address(a.mcast.mgid, family_), h.rdma->infiniband());
+  std::memcpy(g.raw, mapped.s6_addr, 16);
+  return {g, 0};
+}
+
+JsonObject PassthroughRun::attach(HostState& h, const scenario::Action& a, bool& ok) {
+  JsonObject out;
+  ok = false;
+  if (!h.rdma->qp()) return out.add("error", "the host has no QP");
+  const auto [gid, lid] = attachment(h, a);
+  const int rc = a.kind == Kind::Attach ? ibv_attach_mcast(h.rdma->qp(), &gid, lid)
+                                        : ibv_detach_mcast(h.rdma->qp(), &gid, lid);
+  ok = rc == 0;
+  return out.add("mgid", gid_text(gid.raw))
+      .add("after_join_event", h.groups.count(a.mcast.mgid) && h.groups.at(a.mcast.mgid).ah)
+      .add("call", call_outcome(rc, rc))  // verbs returns the errno value itself
+      .add("raw", JsonObject().add("mlid", hex(lid, 4)));
+}
+
+JsonObject PassthroughRun::qp_state(HostState& h, const scenario::Action& a, bool& ok) {
+  static constexpr ibv_qp_state kState[] = {IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QPS_ERR};
+  const int rc = h.rdma->modify_state(kState[static_cast<int>(a.qp_state)]);
+  ok = rc == 0;
+  return JsonObject().add("call", call_outcome(rc, rc));  // ibv_modify_qp returns the errno value
+}
+
+JsonObject PassthroughRun::create_qp(HostState& h, const scenario::Action& a, bool& ok) {
+  JsonObject out;
+  const uint32_t flags = a.block_self_mcast_lb ? IBV_QP_CREATE_BLOCK_SELF_MCAST_LB : 0;
+  const int destroyed = h.rdma->destroy_qp();
+  out.add("destroy", call_outcome(destroyed, destroyed));  // verbs returns the errno value
+  const int err = h.rdma->make_qp(flags);
+  out.add("call", call_outcome(err ? -1 : 0, err));
+  ok = err == 0;
+  // A device that refuses the flags gets the plain QP an application
+  // would fall back to, so that the steps after still compare.
+  if (err && flags) {
+    const int plain = h.rdma->make_qp(0);
+    out.add("fallback", call_outcome(plain ? -1 : 0, plain));
+  }
+  return out;
+}
+
 JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action& a, bool& ok) {
   RdmaHost& r = *h.rdma;
   const uint64_t want = *a.expect.received;
-  const bool reached = wait_until([&] { return r.received.size() >= want; });
+  // Messages are the successful receive completions; flushed receives are
+  // listed with their status but are no message.
+  const bool reached = wait_until([&] { return r.delivered >= want; });
+  if (reached) wait_until([] { return false; }, kQuiet);
   std::string list = "[";
   for (std::size_t i = h.reported; i < r.received.size(); ++i) {
     const Received& m = r.received[i];
@@ -266,10 +354,10 @@ JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action&
     list += (list.size() > 1 ? "," : "") + o.str();
   }
   h.reported = r.received.size();
-  ok = r.received.size() == want;
+  ok = r.delivered == want;
   return JsonObject()
       .add("expect", want)
-      .add("received", static_cast<uint64_t>(r.received.size()))
+      .add("received", r.delivered)
       .add("timed_out", !reached)
       .add_json("messages", list + "]");
 }
@@ -294,8 +382,23 @@ int PassthroughRun::run(std::ostream& out) {
         rec.add("outcome", leave(h, a, ok));
         break;
       case Kind::Send:
-        rec.add("mgid", a.mcast.mgid).add("count", a.mcast.count).add("size", a.mcast.size);
+        if (a.mcast.to.empty()) rec.add("mgid", a.mcast.mgid);
+        else rec.add("to", a.mcast.to).add("grh", a.mcast.grh);
+        rec.add("count", a.mcast.count).add("size", a.mcast.size);
         rec.add("outcome", send(h, a, i, ok));
+        break;
+      case Kind::Attach:
+      case Kind::Detach:
+        rec.add("mgid", a.mcast.mgid);
+        rec.add("outcome", attach(h, a, ok));
+        break;
+      case Kind::QpState:
+        rec.add("state", scenario::to_string(a.qp_state));
+        rec.add("outcome", qp_state(h, a, ok));
+        break;
+      case Kind::CreateQp:
+        rec.add("block_self_mcast_lb", a.block_self_mcast_lb);
+        rec.add("outcome", create_qp(h, a, ok));
         break;
       default:
         rec.add("outcome", expect_received(h, a, ok));

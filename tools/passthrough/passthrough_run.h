@@ -6,6 +6,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/passthrough/host_map.h"
@@ -35,9 +36,15 @@ class PassthroughRun {
   JsonObject join(HostState& h, const scenario::Action& a, bool& ok);
   JsonObject leave(HostState& h, const scenario::Action& a, bool& ok);
   JsonObject send(HostState& h, const scenario::Action& a, std::size_t step, bool& ok);
+  JsonObject attach(HostState& h, const scenario::Action& a, bool& ok);  // and detach
+  JsonObject qp_state(HostState& h, const scenario::Action& a, bool& ok);
+  JsonObject create_qp(HostState& h, const scenario::Action& a, bool& ok);
   JsonObject expect_received(HostState& h, const scenario::Action& a, bool& ok);
+  std::pair<ibv_gid, uint16_t> attachment(HostState& h, const scenario::Action& a) const;
+  // Takes completions and events on every host until done() or `limit`
+  // (the step timeout when zero) has passed; false at the limit.
   template <class Done>
-  bool wait_until(Done done);
+  bool wait_until(Done done, std::chrono::milliseconds limit = {});
   HostState& host(const std::string& name);
 
   const scenario::Scenario& scenario_;
@@ -45,6 +52,9 @@ class PassthroughRun {
   std::vector<std::unique_ptr<HostState>> hosts_;
   Family family_;
   std::chrono::milliseconds timeout_;
+  // How long an expect step keeps listening once its count is reached, so
+  // that a message too many (or a late flush) is seen by this step.
+  static constexpr std::chrono::milliseconds kQuiet{50};
 };
 
 }  // namespace ibfab::passthrough

@@ -54,6 +54,28 @@ std::vector<sockaddr_storage> candidate_addresses(Family family) {
   return out;
 }
 
+// The GID of the address `id` is bound to: the one rdma_cm gives, or
+// else (a library that leaves it out) the port's GID on InfiniBand and the
+// IPv4-mapped or IPv6 address on RoCE.
+ibv_gid own_gid(const rdma_cm_id& id, bool infiniband) {
+  ibv_gid g = id.route.addr.addr.ibaddr.sgid;
+  static constexpr ibv_gid kZero{};
+  if (std::memcmp(&g, &kZero, sizeof g) != 0) return g;
+  if (infiniband) {
+    ibv_query_gid(id.verbs, id.port_num, 0, &g);
+    return g;
+  }
+  const sockaddr* a = &id.route.addr.src_addr;
+  if (a->sa_family == AF_INET6) {
+    std::memcpy(g.raw, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, 16);
+  } else {
+    g = kZero;
+    g.raw[10] = g.raw[11] = 0xff;
+    std::memcpy(g.raw + 12, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, 4);
+  }
+  return g;
+}
+
 }  // namespace
 
 void check_device_port(const DevicePort& dp) {
@@ -117,23 +139,99 @@ RdmaHost::RdmaHost(std::string name, const DevicePort& dp, Family family, uint32
   send_cq_ = ibv_create_cq(id_->verbs, static_cast<int>(kSendSlots), this, comp_, 0);
   recv_cq_ = ibv_create_cq(id_->verbs, static_cast<int>(recv_depth), this, comp_, 0);
   if (!send_cq_ || !recv_cq_) throw SetupError(where + errno_text("ibv_create_cq"));
-  ibv_qp_init_attr attr{};
+  ibv_port_attr port{};
+  if (ibv_query_port(id_->verbs, id_->port_num, &port) != 0) throw SetupError(where + errno_text("ibv_query_port"));
+  infiniband_ = port.link_layer != IBV_LINK_LAYER_ETHERNET;
+  gid_ = own_gid(*id_, infiniband_);
+  buffers_.resize(std::size_t{slot_size_} * (recv_depth + kSendSlots));
+  posted_.assign(recv_depth, false);
+  const int access = IBV_ACCESS_LOCAL_WRITE;  // an int: verbs.h's macro masks it with another enum
+  mr_ = ibv_reg_mr(pd_, buffers_.data(), buffers_.size(), access);
+  if (!mr_) throw SetupError(where + errno_text("ibv_reg_mr"));
+  if (const int err = create_qp(0)) throw SetupError(where + "rdma_create_qp_ex: " + std::strerror(err));
+  for (uint32_t s = 0; s < recv_depth; ++s)
+    if (!post_receive(s)) throw SetupError(where + errno_text("ibv_post_recv"));
+}
+
+int RdmaHost::create_qp(uint32_t create_flags) {
+  ibv_qp_init_attr_ex attr{};
   attr.qp_type = IBV_QPT_UD;
   attr.send_cq = send_cq_;
   attr.recv_cq = recv_cq_;
   attr.cap.max_send_wr = kSendSlots;
-  attr.cap.max_recv_wr = recv_depth;
+  attr.cap.max_recv_wr = recv_depth_;
   attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
-  if (rdma_create_qp(id_, pd_, &attr) != 0) throw SetupError(where + errno_text("rdma_create_qp"));
-  buffers_.resize(std::size_t{slot_size_} * (recv_depth + kSendSlots));
-  const int access = IBV_ACCESS_LOCAL_WRITE;  // an int: verbs.h's macro masks it with another enum
-  mr_ = ibv_reg_mr(pd_, buffers_.data(), buffers_.size(), access);
-  if (!mr_) throw SetupError(where + errno_text("ibv_reg_mr"));
-  for (uint32_t s = 0; s < recv_depth; ++s) post_receive(s);
+  attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+  attr.pd = pd_;
+  if (create_flags) {
+    attr.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+    attr.create_flags = create_flags;
+  }
+  return rdma_create_qp_ex(id_, &attr) == 0 ? 0 : errno;
+}
+
+int RdmaHost::destroy_qp() {
+  if (!id_->qp) return 0;
+  const int rc = ibv_destroy_qp(id_->qp);
+  id_->qp = nullptr;
+  // Either way the slots are the next QP's: a destroyed QP's receives are
+  // gone uncompleted, a refused one's complete as its own (drain()).
+  posted_.assign(recv_depth_, false);
+  return rc;
+}
+
+int RdmaHost::make_qp(uint32_t create_flags) {
+  if (const int err = create_qp(create_flags)) return err;
+  post_receives();
+  return 0;
+}
+
+int RdmaHost::modify_state(ibv_qp_state to) {
+  if (!id_->qp) return EINVAL;
+  ibv_qp_attr now{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(id_->qp, &now, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, &init) != 0)
+    return errno;
+  ibv_qp_attr attr{};
+  attr.qp_state = to;
+  int mask = IBV_QP_STATE;
+  if (to == IBV_QPS_INIT) {
+    attr.pkey_index = now.pkey_index;
+    attr.port_num = now.port_num ? now.port_num : id_->port_num;
+    attr.qkey = now.qkey;
+    mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+  } else if (to == IBV_QPS_RTS && now.qp_state == IBV_QPS_RTR) {
+    attr.sq_psn = 0;
+    mask |= IBV_QP_SQ_PSN;
+  }
+  if (const int rc = ibv_modify_qp(id_->qp, &attr, mask)) return rc;
+  if (to == IBV_QPS_RESET) posted_.assign(recv_depth_, false);
+  if (to == IBV_QPS_INIT || to == IBV_QPS_RTR || to == IBV_QPS_RTS) post_receives();
+  return 0;
+}
+
+RdmaHost::Address RdmaHost::address() const {
+  Address a{0, gid_, qp_num(), 0};
+  ibv_port_attr port{};
+  if (ibv_query_port(id_->verbs, id_->port_num, &port) == 0) a.lid = port.lid;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (id_->qp && ibv_query_qp(id_->qp, &attr, IBV_QP_QKEY, &init) == 0) a.qkey = attr.qkey;
+  return a;
+}
+
+int RdmaHost::sgid_index() const {
+  ibv_port_attr port{};
+  if (ibv_query_port(id_->verbs, id_->port_num, &port) != 0) return -1;
+  for (int i = 0; i < port.gid_tbl_len; ++i) {
+    ibv_gid g{};
+    if (ibv_query_gid(id_->verbs, id_->port_num, i, &g) == 0 && std::memcmp(&g, &gid_, sizeof g) == 0) return i;
+  }
+  return -1;
 }
 
 RdmaHost::~RdmaHost() {
-  if (id_ && id_->qp) rdma_destroy_qp(id_);
+  if (id_) destroy_qp();
   if (id_) rdma_destroy_id(id_);
   if (mr_) ibv_dereg_mr(mr_);
   if (send_cq_) ibv_destroy_cq(send_cq_);
@@ -143,14 +241,22 @@ RdmaHost::~RdmaHost() {
   if (channel_) rdma_destroy_event_channel(channel_);
 }
 
-void RdmaHost::post_receive(uint32_t slot) {
+void RdmaHost::post_receives() {
+  for (uint32_t s = 0; s < recv_depth_; ++s)
+    if (!post_receive(s)) return;
+}
+
+bool RdmaHost::post_receive(uint32_t slot) {
+  if (posted_[slot]) return true;
+  if (!id_->qp) return false;
   ibv_sge sge{reinterpret_cast<uintptr_t>(&buffers_[std::size_t{slot} * slot_size_]), slot_size_, mr_->lkey};
   ibv_recv_wr wr{};
   wr.wr_id = slot;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  if (ibv_post_recv(id_->qp, &wr, &bad) != 0) throw SetupError(errno_text("ibv_post_recv"));
+  posted_[slot] = ibv_post_recv(id_->qp, &wr, &bad) == 0;
+  return posted_[slot];
 }
 
 int RdmaHost::post_send(ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint32_t seq, uint32_t step, uint32_t size) {
@@ -192,7 +298,14 @@ void RdmaHost::drain() {
         for (uint32_t b = 8; b < len; ++b) r.intact = r.intact && p[b] == pattern_byte(*r.seq, b - 8);
       }
       received.push_back(r);
-      if (slot < recv_depth_) post_receive(slot);
+      delivered += w.status == IBV_WC_SUCCESS;
+      // A flushed or failed receive is not posted again: the QP is in
+      // ERR (or RESET next), where it would only be flushed again. One of
+      // a QP let go of (destroy_qp) leaves the slots to the current QP.
+      if (slot < recv_depth_ && w.qp_num == qp_num()) {
+        posted_[slot] = false;
+        if (w.status == IBV_WC_SUCCESS) post_receive(slot);
+      }
     }
   }
   // The channel's fd is non-blocking: take the events there are.

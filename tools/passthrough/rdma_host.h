@@ -67,7 +67,36 @@ class RdmaHost {
   const std::string& name() const { return name_; }
   rdma_cm_id* id() const { return id_; }
   ibv_pd* pd() const { return pd_; }
-  uint32_t qp_num() const { return id_->qp->qp_num; }
+  ibv_qp* qp() const { return id_->qp; }
+  // 0 when the host has no QP (a create-qp the device refused).
+  uint32_t qp_num() const { return id_->qp ? id_->qp->qp_num : 0; }
+  uint8_t port() const { return id_->port_num; }
+  bool infiniband() const { return infiniband_; }
+
+  // Lets go of the QP as rdma_destroy_qp does (the id has none after)
+  // and returns ibv_destroy_qp's result: a QP still attached to a group is
+  // refused (EBUSY, as uverbs refuses it) and lives on, receiving.
+  int destroy_qp();
+  // Makes a QP for the id on the same CQs with `create_flags`
+  // (ibv_qp_init_attr_ex), its receives posted. Returns 0 or the errno.
+  int make_qp(uint32_t create_flags);
+  // ibv_modify_qp of the UD QP to `to`, with what the transition needs
+  // (INIT: P_Key index, port and Q_Key as they are; RTR to RTS: an SQ
+  // PSN). Returns 0 or the errno. RESET empties the receive queue; a QP
+  // that leaves RESET gets its receives posted again.
+  int modify_state(ibv_qp_state to);
+
+  // What a unicast UD sender needs to reach this host: its port's LID (0
+  // on RoCE), the GID of its address, its QP's number and Q_Key.
+  struct Address {
+    uint16_t lid;
+    ibv_gid gid;
+    uint32_t qpn, qkey;
+  };
+  Address address() const;
+  // The index of this host's own GID in its port's table (an AH's
+  // sgid_index), or -1.
+  int sgid_index() const;
 
   // Takes every completion waiting (reposting receives) and every rdma_cm
   // event (acked at once: its fields are copied).
@@ -84,7 +113,8 @@ class RdmaHost {
   int post_send(ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint32_t seq, uint32_t step, uint32_t size);
   static constexpr uint32_t kSendSlots = 64;
 
-  std::vector<Received> received;       // in the order polled
+  std::vector<Received> received;       // in the order polled, flushed and failed ones too
+  uint64_t delivered = 0;               // those of `received` with IBV_WC_SUCCESS
   struct Sent {
     ibv_wc_status status;
     ibv_wc_opcode opcode;  // valid only with IBV_WC_SUCCESS
@@ -93,7 +123,12 @@ class RdmaHost {
   std::deque<CmEvent> events;           // rdma_cm events not yet taken
 
  private:
-  void post_receive(uint32_t slot);
+  // Posts a receive into `slot` unless one is there; false if
+  // ibv_post_recv failed.
+  bool post_receive(uint32_t slot);
+  // Posts a receive in every empty slot (stops at the first refusal).
+  void post_receives();
+  int create_qp(uint32_t create_flags);
   void bind_to_port(const DevicePort& dp, Family family);
 
   std::string name_;
@@ -106,6 +141,9 @@ class RdmaHost {
   ibv_mr* mr_ = nullptr;
   std::vector<uint8_t> buffers_;  // recv_depth receive slots, then kSendSlots send slots
   uint32_t slot_size_ = 0, recv_depth_ = 0;
+  std::vector<bool> posted_;  // receive slots with a WQE in the receive queue
+  ibv_gid gid_{};             // this host's address as a GID
+  bool infiniband_ = true;    // the port's link layer
 };
 
 }  // namespace ibfab::passthrough

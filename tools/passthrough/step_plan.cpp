@@ -40,7 +40,11 @@ std::string why_not(const scenario::Action& a) {
       if (a.kind == Kind::Leave && a.mcast.expect_status.value_or(0) != 0)
         return "a leave's SA status does not reach rdma_cm ('expect-status')";
       return "";
-    case Kind::Send: return "";
+    case Kind::Send:
+    case Kind::Attach:
+    case Kind::Detach:
+    case Kind::QpState:
+    case Kind::CreateQp: return "";
   }
   return "unknown action";
 }
@@ -70,7 +74,12 @@ std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, Fa
     if (!map.contains(host))
       throw Refusal(s.file + ":" + std::to_string(a->line) + ": host '" + host + "' has no device in --map");
     used.insert(host);
-    if (a->kind != Kind::Expect) {
+    if (!a->mcast.to.empty()) {
+      if (!map.contains(a->mcast.to))
+        throw Refusal(s.file + ":" + std::to_string(a->line) + ": host '" + a->mcast.to + "' has no device in --map");
+      used.insert(a->mcast.to);
+    }
+    if (!a->mcast.mgid.empty()) {
       const std::string address = address_text(group_address(a->mcast.mgid, family));
       const auto [first, fresh] = groups.emplace(address, a->mcast.mgid);
       if (!fresh && first->second != a->mcast.mgid)

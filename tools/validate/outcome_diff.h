@@ -44,6 +44,17 @@ struct Rule {
 };
 extern const std::vector<Rule> kRules;
 
+// A step whose outcome differs as a whole by what the device is: every
+// field of it agrees by the rule, and the messages it sent are left out of
+// the later expect steps on both sides (named by a rule of their own).
+struct StepRule {
+  const char* name;
+  bool (*holds)(const Fields& model, const Fields& real);
+};
+extern const std::vector<StepRule> kStepRules;
+// The rule named for what a step-ruled send's messages change downstream.
+extern const char* const kLeftOutMessages;
+
 struct FieldDiff {
   std::string field, model, real;
   const char* rule = nullptr;  // null: a disagreement
