@@ -180,7 +180,6 @@ ScenarioHost::Posted ScenarioHost::post(const fabric::UdSend& wr, const McastSpe
   // RESET, INIT and RTR; taken in ERR and completed as flushed.
   if (state_ != QpStateName::Rts) {
     const bool err = state_ == QpStateName::Err;
-    if (err) flushed_ += spec.count;
     observe(sim::kind_tag("post"), uint64_t{wr.dest_qp} << 32 | static_cast<uint64_t>(state_),
             err ? 0 : EINVAL, spec.count, {});
     return err ? Posted::Flushed : Posted::NotReady;
@@ -207,7 +206,6 @@ void ScenarioHost::send_one(uint32_t slot) {
     p.wr.payload = std::span<const uint8_t>(payload_.data(), p.size);
     if (hca_.send_ud(qpn_, p.wr)) ++sent_;
   } else {
-    ++flushed_;
     observe(sim::kind_tag("flsh"), p.wr.dest_qp, p.epoch, epoch_, {});
   }
   if (--p.left == 0) free_posts_.push_back(slot);

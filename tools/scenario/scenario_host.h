@@ -6,8 +6,9 @@
 // id holds one: attached to every group joined as a receiving member (Full
 // or NonMember: send-only members are not attached, as librdmacm does),
 // sending UD multicast with a GRH and unicast UD to another host's QP. The
-// QP takes the Q_Key and P_Key index (the entry of the group's partition
-// in the port's table) of the group it last joined. The scenario also
+// QP takes the P_Key index (the entry of the group's partition in the
+// port's table) of the group it last joined, and the Q_Key of the group
+// it was last attached to by a join (0 before any). The scenario also
 // drives it as a verbs user would: ibv_attach_mcast / ibv_detach_mcast,
 // ibv_modify_qp between the UD states (as api/server/verbs_ud_qp.cpp, the
 // served libibverbs' UD QP, gates them: only RTS sends, only RTR and RTS
@@ -66,9 +67,6 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
   // QP, with the Q_Key that QP has now; DLID the peer port's LID, and a GRH
   // (DGID the peer port's GID) when spec.grh.
   Posted send_to(const ScenarioHost& peer, const McastSpec& spec);
-  // Messages posted whose QP left RTS (or was destroyed) before they left:
-  // flushed, never sent.
-  uint64_t flushed() const { return flushed_; }
 
   // ibv_attach_mcast / ibv_detach_mcast of the host's QP with `mgid` and
   // mlid_of(mgid): 0, or the errno (fabric::Hca: attaching twice is no
@@ -146,7 +144,7 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
   std::map<wire::Gid, Group> groups_;
   std::map<wire::Gid, uint16_t> joined_mlid_;  // by MGID: what the last successful join returned
   std::map<uint16_t, uint64_t> reports_;  // by trap number
-  uint64_t received_ = 0, sent_ = 0, flushed_ = 0;
+  uint64_t received_ = 0, sent_ = 0;
   std::vector<Post> posts_;           // slots, reused once their messages are gone
   std::vector<uint32_t> free_posts_;  // free slots of posts_
   std::vector<uint8_t> payload_;      // what a send puts in every packet
