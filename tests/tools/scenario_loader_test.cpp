@@ -170,6 +170,51 @@ TEST(ScenarioLoader, MulticastActions) {
             "{node, trap, reports})");
 }
 
+TEST(ScenarioLoader, QpActionsAndUnicastSends) {
+  const Scenario s = parse_scenario(
+      "topology: ring:4\nduration: 9ms\nactions:\n"
+      "  - {at: 1ms, attach: {node: H2, mgid: \"ff12:4001::21\"}}\n"
+      "  - {at: 2ms, detach: {node: H2, mgid: \"ff12:4001::21\"}}\n"
+      "  - {at: 3ms, qp-state: {node: H2, state: rtr}}\n"
+      "  - {at: 4ms, create-qp: {node: H2, block-self-mcast-lb: true}}\n"
+      "  - {at: 5ms, send: {node: H1, to: H2, count: 4, size: 256, grh: true}}\n",
+      "s.yaml");
+  ASSERT_EQ(s.actions.size(), 5u);
+  EXPECT_EQ(s.actions[0].kind, Action::Kind::Attach);
+  EXPECT_EQ(s.actions[0].mcast.mgid, "ff12:4001::21");
+  EXPECT_EQ(s.actions[1].kind, Action::Kind::Detach);
+  EXPECT_EQ(s.actions[2].kind, Action::Kind::QpState);
+  EXPECT_EQ(s.actions[2].qp_state, QpStateName::Rtr);
+  EXPECT_EQ(s.actions[3].kind, Action::Kind::CreateQp);
+  EXPECT_TRUE(s.actions[3].block_self_mcast_lb);
+  EXPECT_EQ(s.actions[4].mcast.to, "H2");
+  EXPECT_TRUE(s.actions[4].mcast.mgid.empty());
+  EXPECT_TRUE(s.actions[4].mcast.grh);
+  EXPECT_EQ(s.actions[4].mcast.count, 4u);
+  // Each mistake: one line, with the file and the action's line.
+  const std::string head = "topology: ring:4\nactions:\n  - {at: 0, probe: H1}\n  - ";
+  EXPECT_EQ(error_of(head + "{at: 0, send: {node: H1, mgid: \"ff12::1\", to: H2}}\n"),
+            "s.yaml:4: 'send' names a group ('mgid') or a host ('to', a unicast send), one of the two");
+  EXPECT_EQ(error_of(head + "{at: 0, send: {node: H1, mgid: \"ff12::1\", grh: true}}\n"),
+            "s.yaml:4: 'grh' belongs to a unicast send ('to'): multicast always has a GRH");
+  EXPECT_EQ(error_of(head + "{at: 0, send: {node: H1, to: H2, grh: yes-please}}\n"),
+            "s.yaml:4: 'grh' is true or false");
+  EXPECT_EQ(error_of(head + "{at: 0, send: {node: H1, to: H1}}\n"), "s.yaml:4: 'send': 'H1' sends to itself ('to')");
+  EXPECT_EQ(error_of(head + "{at: 0, qp-state: {node: H1, state: sqd}}\n"),
+            "s.yaml:4: 'state': reset, init, rtr, rts or err; got 'sqd'");
+  EXPECT_EQ(error_of(head + "{at: 0, qp-state: {node: H1}}\n"),
+            "s.yaml:4: 'qp-state' is a map {node: H2, state: reset|init|rtr|rts|err}");
+  EXPECT_EQ(error_of(head + "{at: 0, attach: {node: H1, mgid: \"0\"}}\n"),
+            "s.yaml:4: 'attach' names a group by its MGID (not 0)");
+  EXPECT_EQ(error_of(head + "{at: 0, detach: {node: H1}}\n"), "s.yaml:4: 'detach' needs an 'mgid'");
+  EXPECT_EQ(error_of(head + "{at: 0, attach: {node: H1, mgid: \"ff12::1\", join-state: full}}\n"),
+            "s.yaml:4: unknown key 'join-state' in 'attach'");
+  EXPECT_EQ(error_of(head + "{at: 0, create-qp: {node: H1, loopback: false}}\n"),
+            "s.yaml:4: unknown key 'loopback' in 'create-qp' (known: node, block-self-mcast-lb)");
+  EXPECT_EQ(error_of(head + "{at: 0, create-qp: {node: H1, block-self-mcast-lb: 1}}\n"),
+            "s.yaml:4: 'block-self-mcast-lb' is true or false");
+}
+
 TEST(ScenarioLoader, LinkReferences) {
   LinkRef r;
   EXPECT_TRUE(parse_link_ref("L1[5]", r));

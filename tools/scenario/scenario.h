@@ -42,7 +42,7 @@ struct Expectation {
   std::optional<bool> exists;
   std::optional<uint32_t> members;
   std::string node;                   // with `received`
-  std::optional<uint64_t> received;   // multicast packets node has received so far
+  std::optional<uint64_t> received;   // messages node's QP has accepted so far (multicast and unicast)
   std::optional<uint16_t> trap;       // with `reports`: Reports of this trap the node received
   std::optional<uint64_t> reports;
 };

@@ -84,6 +84,10 @@ std::function<void()> ScenarioRun::bind(const Action& a) {
     case Action::Kind::Join:
     case Action::Kind::Leave: return bind_membership(a);
     case Action::Kind::Send: return bind_send(a);
+    case Action::Kind::Attach:
+    case Action::Kind::Detach: return bind_attachment(a);
+    case Action::Kind::QpState: return bind_qp_state(a);
+    case Action::Kind::CreateQp: return bind_create_qp(a);
     case Action::Kind::Subscribe: return bind_subscribe(a);
     case Action::Kind::Expect: return bind_expect(a);
     case Action::Kind::SmKill: return bind_sm_kill(a);
@@ -192,23 +196,6 @@ void ScenarioRun::membership_answered(const Action& a, const ScenarioHost& hs, c
   r_.timeline.push_back(at.str() + " " + membership_text(a, a.node) + ": " + std::to_string(tally->ok) + "/" +
                         std::to_string(tally->answers) + " answered " + hex16(want) + ", latency median " +
                         tally->latency.median().str() + ", max " + tally->latency.max().str());
-}
-
-std::string ScenarioRun::send_text(const Action& a) {
-  return a.node + " send " + std::to_string(a.mcast.count) + " x " + std::to_string(a.mcast.size) + " B to " +
-         a.mcast.mgid;
-}
-
-std::function<void()> ScenarioRun::bind_send(const Action& a) {
-  host(a, a.node);
-  r_.actions.push_back(a.at.str() + " " + send_text(a));
-  return [this, act = &a] {
-    const Action& a = *act;
-    ++r_.checks;
-    const std::string line = sim_->now().str() + " " + send_text(a);
-    if (hosts_.at(a.node)->send(a.mcast)) r_.timeline.push_back(line);
-    else r_.failures.push_back(line + ": the host has not joined the group");
-  };
 }
 
 std::function<void()> ScenarioRun::bind_subscribe(const Action& a) {

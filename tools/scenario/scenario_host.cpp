@@ -133,6 +133,7 @@ void ScenarioHost::answered(uint8_t method, const JoinResult& r, uint8_t join_st
   } else {
     g.mlid = r.mlid;
     g.qkey = qkey;
+    joined_mlid_[r.mgid] = r.mlid;
     g.state |= join_state;
     // The P_Key index of the group's partition, as rdma_cm takes it for a
     // join: the one QP follows the group it last joined, as its Q_Key does.
@@ -141,7 +142,8 @@ void ScenarioHost::answered(uint8_t method, const JoinResult& r, uint8_t join_st
   }
   const bool receive = (g.state & kReceivingStates) != 0;
   if (receive && !g.attached) {
-    hca_.set_qkey(qpn_, g.qkey);
+    qkey_ = g.qkey;
+    hca_.set_qkey(qpn_, qkey_);
     g.attached = hca_.attach_mcast(qpn_, r.mgid.raw, g.mlid) == 0;
   } else if (!receive && g.attached) {
     hca_.detach_mcast(qpn_, r.mgid.raw, g.mlid);
@@ -150,34 +152,118 @@ void ScenarioHost::answered(uint8_t method, const JoinResult& r, uint8_t join_st
   if (g.state == 0) groups_.erase(r.mgid);
 }
 
-bool ScenarioHost::send(const McastSpec& spec) {
+ScenarioHost::Posted ScenarioHost::send(const McastSpec& spec) {
   auto it = groups_.find(mgid_of(spec));
-  if (it == groups_.end()) return false;
-  const Group g = it->second;
-  const wire::Gid mgid = it->first;
-  sim::Simulator& sim = hca_.fabric().sim();
-  for (uint32_t i = 0; i < spec.count; ++i) {
-    sim.schedule(sim::Time::us(i), [this, g, mgid, size = spec.size] {
-      if (payload_.size() < size) payload_.assign(size, 0xA5);  // send_ud copies it into the packet
-      fabric::UdSend s;
-      s.dlid = g.mlid;
-      s.dest_qp = 0xFFFFFF;
-      s.qkey = g.qkey;
-      s.global = true;
-      s.dgid = mgid.raw;
-      s.payload = std::span<const uint8_t>(payload_.data(), size);
-      if (hca_.send_ud(qpn_, s)) ++sent_;
-    });
+  if (it == groups_.end()) return Posted::NotJoined;
+  fabric::UdSend s;
+  s.dlid = it->second.mlid;
+  s.dest_qp = 0xFFFFFF;
+  s.qkey = it->second.qkey;
+  s.global = true;
+  s.dgid = it->first.raw;
+  return post(s, spec);
+}
+
+ScenarioHost::Posted ScenarioHost::send_to(const ScenarioHost& peer, const McastSpec& spec) {
+  const fabric::Port& port = peer.hca_.port(peer.port_);
+  fabric::UdSend s;
+  s.dlid = port.lid;
+  s.dest_qp = peer.qpn_;
+  s.qkey = peer.qkey_;
+  s.global = spec.grh;
+  if (spec.grh) s.dgid = wire::Gid::from(port.gid_prefix, port.guid()).raw;
+  return post(s, spec);
+}
+
+ScenarioHost::Posted ScenarioHost::post(const fabric::UdSend& wr, const McastSpec& spec) {
+  // As the served UD QP takes a post (api/verbs/verbs_post.cpp): refused in
+  // RESET, INIT and RTR; taken in ERR and completed as flushed.
+  if (state_ != QpStateName::Rts) {
+    const bool err = state_ == QpStateName::Err;
+    observe(sim::kind_tag("post"), uint64_t{wr.dest_qp} << 32 | static_cast<uint64_t>(state_),
+            err ? 0 : EINVAL, spec.count, {});
+    return err ? Posted::Flushed : Posted::NotReady;
   }
-  return true;
+  if (spec.count == 0) return Posted::Sent;
+  uint32_t slot;
+  if (free_posts_.empty()) {
+    slot = static_cast<uint32_t>(posts_.size());
+    posts_.emplace_back();
+  } else {
+    slot = free_posts_.back();
+    free_posts_.pop_back();
+  }
+  posts_[slot] = Post{wr, spec.size, spec.count, epoch_};
+  sim::Simulator& sim = hca_.fabric().sim();
+  for (uint32_t i = 0; i < spec.count; ++i) sim.schedule(sim::Time::us(i), [this, slot] { send_one(slot); });
+  return Posted::Sent;
+}
+
+void ScenarioHost::send_one(uint32_t slot) {
+  Post& p = posts_[slot];
+  if (p.epoch == epoch_) {  // the QP that took it is still in RTS
+    if (payload_.size() < p.size) payload_.assign(p.size, 0xA5);  // send_ud copies it into the packet
+    p.wr.payload = std::span<const uint8_t>(payload_.data(), p.size);
+    if (hca_.send_ud(qpn_, p.wr)) ++sent_;
+  } else {
+    observe(sim::kind_tag("flsh"), p.wr.dest_qp, p.epoch, epoch_, {});
+  }
+  if (--p.left == 0) free_posts_.push_back(slot);
+}
+
+uint16_t ScenarioHost::mlid_of(const wire::Gid& mgid) const {
+  auto it = joined_mlid_.find(mgid);
+  return it == joined_mlid_.end() ? 0 : it->second;
+}
+
+int ScenarioHost::attach(const wire::Gid& mgid) { return attachment(mgid, true); }
+
+int ScenarioHost::detach(const wire::Gid& mgid) { return attachment(mgid, false); }
+
+int ScenarioHost::attachment(const wire::Gid& mgid, bool attach) {
+  const uint16_t mlid = mlid_of(mgid);
+  const int e = attach ? hca_.attach_mcast(qpn_, mgid.raw, mlid) : hca_.detach_mcast(qpn_, mgid.raw, mlid);
+  if (auto g = groups_.find(mgid); e == 0 && g != groups_.end() && g->second.mlid == mlid) g->second.attached = attach;
+  observe(attach ? sim::kind_tag("atch") : sim::kind_tag("dtch"), mlid, static_cast<uint64_t>(e), qpn_, mgid.raw);
+  return e;
+}
+
+int ScenarioHost::set_qp_state(QpStateName next) {
+  using S = QpStateName;
+  const bool allowed = next == S::Reset || next == S::Err || (state_ == S::Reset && next == S::Init) ||
+                       (state_ == S::Init && (next == S::Init || next == S::Rtr)) ||
+                       (state_ == S::Rtr && next == S::Rts) || (state_ == S::Rts && next == S::Rts);
+  const int e = allowed ? 0 : EINVAL;
+  if (allowed) {
+    if (next == S::Reset || next == S::Err) ++epoch_;
+    state_ = next;
+  }
+  observe(sim::kind_tag("qpst"), static_cast<uint64_t>(next), static_cast<uint64_t>(e), qpn_, {});
+  return e;
+}
+
+void ScenarioHost::recreate_qp(bool block_self_mcast_lb) {
+  const uint16_t pkey_index = hca_.qp_pkey_index(qpn_);
+  hca_.destroy_qp(qpn_);
+  qpn_ = hca_.create_ud_qp(port_, qkey_, pkey_index, this, block_self_mcast_lb);
+  state_ = QpStateName::Rts;
+  ++epoch_;
+  for (auto& [mgid, g] : groups_) g.attached = false;
+  observe(sim::kind_tag("mkqp"), qpn_, block_self_mcast_lb, pkey_index, {});
 }
 
 bool ScenarioHost::on_receive(const fabric::UdMessage& msg) {
-  if (msg.multicast) ++received_;
+  // As the served UD QP: a QP not in RTR or RTS takes nothing (the HCA
+  // drops and counts the message).
+  if (state_ != QpStateName::Rtr && state_ != QpStateName::Rts) return false;
+  ++received_;
+  // Whether a GRH came (IBV_WC_GRH): multicast always has one, so it is
+  // folded for unicast only.
+  const uint64_t unicast_grh = !msg.multicast && msg.grh.has_value();
   observe(sim::kind_tag("recv"), uint64_t{msg.src_qp} << 32 | msg.dest_qp,
           uint64_t{msg.slid} << 48 | uint64_t{msg.pkey_index} << 32 | uint64_t{msg.sl} << 24 |
-              uint64_t{msg.dlid_path_bits} << 16 | uint64_t{msg.port} << 8 | msg.multicast << 2 | msg.solicited << 1 |
-              msg.immediate.has_value(),
+              uint64_t{msg.dlid_path_bits} << 16 | uint64_t{msg.port} << 8 | unicast_grh << 3 | msg.multicast << 2 |
+              msg.solicited << 1 | msg.immediate.has_value(),
           msg.immediate.value_or(0), msg.payload);
   return true;
 }

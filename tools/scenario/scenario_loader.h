@@ -16,6 +16,20 @@
 //     - {at: 4ms, node-up: S2}
 //     - {at: 0, link-loss: "L1[5]", probability: 0.01}
 //     - {at: 5ms, probe: H1}         # directed-route discovery from host H1
+//     - {at: 1s, sm-kill: H1}        # the SM on H1 stops
+//     - {at: 1ms, join: {node: H2, mgid: "ff12:4001::1", join-state: full}}  # also qkey, pkey,
+//     - {at: 4ms, leave: {node: H2, mgid: "ff12:4001::1"}}  # mask, expect-status
+//     - {at: 2ms, send: {node: H3, mgid: "ff12:4001::1", count: 4, size: 256}}   # multicast
+//     - {at: 2ms, send: {node: H1, to: H2, count: 4, size: 256, grh: true}}     # unicast UD
+//     - {at: 3ms, attach: {node: H2, mgid: "ff12:4001::1"}}   # ibv_attach_mcast
+//     - {at: 3ms, detach: {node: H2, mgid: "ff12:4001::1"}}   # ibv_detach_mcast
+//     - {at: 3ms, qp-state: {node: H2, state: rts}}           # reset, init, rtr, rts, err
+//     - {at: 3ms, create-qp: {node: H2, block-self-mcast-lb: true}}
+//     - {at: 0, subscribe: {node: H8, trap: 66}}
+//     - {at: 5ms, expect: {node: H2, received: 4}}            # or {group, exists, members},
+//                                                             # or {node, trap, reports}
+//   Any action but probe repeats with `every: 1ms, until: 9ms`. Their
+//   meaning: docs/SCENARIOS.md.
 //   fingerprint: 0123456789abcdef    # golden run digest (ibfab run --update)
 //
 // Every problem is reported as one ScenarioError "FILE:LINE: problem" (the

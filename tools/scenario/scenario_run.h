@@ -3,7 +3,8 @@
 // the SMs, the hosts acting for applications, the probes, and the report
 // being filled. scenario_runner.cpp sets it up, runs it and collects the
 // results; scenario_actions.cpp turns each action into the closure that
-// applies it at its time.
+// applies it at its time, qp_actions.cpp those of the actions on a host's
+// UD QP (send, attach, detach, qp-state, create-qp).
 //
 // Members are declared in dependency order, so they are destroyed users
 // first: probes, hosts and SMs before the fabric, the fabric (which clears
@@ -57,9 +58,14 @@ class ScenarioRun {
   void membership_answered(const Action& a, const ScenarioHost& hs, const JoinResult& res, Tally* tally,
                            std::size_t hosts, sim::Time at);
   static std::string membership_text(const Action& a, const std::string& node);
-  static std::string send_text(const Action& a);
   static std::string expect_text(const Expectation& e);
+  // qp_actions.cpp
+  static std::string send_text(const Action& a);
   std::function<void()> bind_send(const Action& a);
+  void apply_send(const Action& a);
+  std::function<void()> bind_attachment(const Action& a);  // attach, detach
+  std::function<void()> bind_qp_state(const Action& a);
+  std::function<void()> bind_create_qp(const Action& a);
   std::function<void()> bind_subscribe(const Action& a);
   std::function<void()> bind_expect(const Action& a);
   std::function<void()> bind_sm_kill(const Action& a);
