@@ -267,6 +267,15 @@ int Hca::attach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_
   return 0;
 }
 
+bool Hca::attached(uint32_t qpn) const {
+  auto it = qps_.find(qpn);
+  if (it == qps_.end()) return false;
+  const auto& gs = groups_[it->second.port - 1u];
+  return std::any_of(gs.begin(), gs.end(), [&](const McastGroup& g) {
+    return std::find(g.qpns.begin(), g.qpns.end(), qpn) != g.qpns.end();
+  });
+}
+
 int Hca::detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid) {
   auto it = qps_.find(qpn);
   if (it == qps_.end()) return EINVAL;

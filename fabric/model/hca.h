@@ -83,6 +83,8 @@ class Hca final : public Node {
   int attach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
   // 0, or EINVAL when the QP is not attached to (mgid, mlid).
   int detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
+  // Whether the QP is attached to any group.
+  bool attached(uint32_t qpn) const;
   // Sends one UD message. Returns when it has left the port: the time its
   // last byte is serialised onto the link (a send's completion is written
   // then, as hardware writes it), or now for a message that stays on the

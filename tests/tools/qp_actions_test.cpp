@@ -37,10 +37,11 @@ const std::string kBothJoin = "  - {at: 1ms, join: {node: H3, mgid: " + kGroup +
                               "  - {at: 1ms, join: {node: H2, mgid: " + kGroup + "}}\n";
 
 TEST(ScenarioQpActions, AnAttachedQpReceivesTheGroupsTraffic) {
-  // H2 joins, then its QP is made again (attached to nothing, as rdma_cm
-  // leaves a new QP): it receives nothing until attached with the MLID its
-  // join returned.
+  // H2 joins, detaches, and its QP is made again (attached to nothing, as
+  // rdma_cm leaves a new QP): it receives nothing until attached with the
+  // MLID its join returned.
   const Report r = run(kBothJoin +
+                       "  - {at: 2ms, detach: {node: H2, mgid: " + kGroup + "}}\n"
                        "  - {at: 2ms, create-qp: {node: H2}}\n"
                        "  - {at: 3ms, send: {node: H3, mgid: " + kGroup + ", count: 3}}\n"
                        "  - {at: 4ms, expect: {node: H2, received: 0}}\n"
@@ -165,6 +166,7 @@ TEST(ScenarioQpActions, AFullMemberReceivesItsOwnMulticastUnlessCreatedToBlockIt
     SCOPED_TRACE(block);
     const std::string flag = block ? "true" : "false";
     const Report r = run(kBothJoin +
+                         "  - {at: 2ms, detach: {node: H3, mgid: " + kGroup + "}}\n"
                          "  - {at: 2ms, create-qp: {node: H3, block-self-mcast-lb: " + flag + "}}\n"
                          "  - {at: 3ms, send: {node: H3, mgid: " + kGroup + ", count: 4}}\n"
                          "  - {at: 4ms, expect: {node: H3, received: 0}}\n"  // the new QP is attached to nothing
@@ -178,6 +180,21 @@ TEST(ScenarioQpActions, AFullMemberReceivesItsOwnMulticastUnlessCreatedToBlockIt
     EXPECT_NE(line_of(r, std::string("2.000ms H3 create-qp") + (block ? " block-self-mcast-lb" : "") + " -> qpn 0x"),
               "(none)");
   }
+}
+
+TEST(ScenarioQpActions, AQpStillAttachedIsNotDestroyedAndKeepsReceiving) {
+  // As uverbs refuses to destroy an attached QP (EBUSY, which
+  // rdma_destroy_qp ignores): H2's old QP lives on, attached, beside the
+  // new one, and the host gets each message on both once the new one is
+  // attached too.
+  const Report r = run(kBothJoin +
+                       "  - {at: 2ms, create-qp: {node: H2}}\n"
+                       "  - {at: 3ms, send: {node: H3, mgid: " + kGroup + ", count: 3}}\n"
+                       "  - {at: 4ms, expect: {node: H2, received: 3}}\n"
+                       "  - {at: 5ms, attach: {node: H2, mgid: " + kGroup + "}}\n"
+                       "  - {at: 6ms, send: {node: H3, mgid: " + kGroup + ", count: 5}}\n"
+                       "  - {at: 7ms, expect: {node: H2, received: 13}}\n");
+  EXPECT_TRUE(r.passed()) << first_failure(r);
 }
 
 TEST(ScenarioQpActions, ARecreatedQpKeepsItsQkeyForUnicast) {

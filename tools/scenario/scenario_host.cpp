@@ -50,6 +50,7 @@ ScenarioHost::ScenarioHost(fabric::Hca& hca, uint8_t port) : hca_(hca), port_(po
 
 ScenarioHost::~ScenarioHost() {
   hca_.destroy_qp(qpn_);
+  for (const uint32_t q : lingering_) hca_.destroy_qp(q);
   hca_.unregister_agent(agent_);
 }
 
@@ -244,7 +245,10 @@ int ScenarioHost::set_qp_state(QpStateName next) {
 
 void ScenarioHost::recreate_qp(bool block_self_mcast_lb) {
   const uint16_t pkey_index = hca_.qp_pkey_index(qpn_);
-  hca_.destroy_qp(qpn_);
+  // As uverbs: a QP still attached is not destroyed (EBUSY, which
+  // rdma_destroy_qp ignores); it lives on in RTS and keeps receiving.
+  if (hca_.attached(qpn_)) lingering_.push_back(qpn_);
+  else hca_.destroy_qp(qpn_);
   qpn_ = hca_.create_ud_qp(port_, qkey_, pkey_index, this, block_self_mcast_lb);
   state_ = QpStateName::Rts;
   ++epoch_;
@@ -255,7 +259,7 @@ void ScenarioHost::recreate_qp(bool block_self_mcast_lb) {
 bool ScenarioHost::on_receive(const fabric::UdMessage& msg) {
   // As the served UD QP: a QP not in RTR or RTS takes nothing (the HCA
   // drops and counts the message).
-  if (state_ != QpStateName::Rtr && state_ != QpStateName::Rts) return false;
+  if (msg.dest_qp == qpn_ && state_ != QpStateName::Rtr && state_ != QpStateName::Rts) return false;
   ++received_;
   // Whether a GRH came (IBV_WC_GRH): multicast always has one, so it is
   // folded for unicast only.

@@ -87,6 +87,9 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
   // Q_Key and P_Key index, attached to nothing; block_self_mcast_lb:
   // IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (its own multicast is not looped
   // back to it).
+  // The old QP, if still attached to a group, is not destroyed (EBUSY in
+  // uverbs, ignored by rdma_destroy_qp): it stays in RTS, attached, and
+  // what it receives counts as the host's.
   void recreate_qp(bool block_self_mcast_lb);
   uint32_t qpn() const { return qpn_; }
 
@@ -141,6 +144,7 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
   // Bumped whenever the QP leaves RTS for RESET or ERR, or is made again:
   // a post of an earlier epoch is flushed.
   uint64_t epoch_ = 0;
+  std::vector<uint32_t> lingering_;  // QPs a recreate could not destroy (still attached)
   std::map<wire::Gid, Group> groups_;
   std::map<wire::Gid, uint16_t> joined_mlid_;  // by MGID: what the last successful join returned
   std::map<uint16_t, uint64_t> reports_;  // by trap number
