@@ -255,7 +255,7 @@ int Hca::attach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_
   if (it == qps_.end() || mgid[0] != 0xFF) return EINVAL;
   auto& gs = groups(it->second.port);
   auto g = std::find_if(gs.begin(), gs.end(),
-                        [&](const McastGroup& x) { return x.mgid == mgid && x.mlid == mlid; });
+                        [&](const McastGroup& x) { return x.mgid == mgid; });
   if (g == gs.end()) {
     if (gs.size() >= kMaxMcastGroups) return ENOMEM;
     gs.push_back(McastGroup{mgid, mlid, {}});
@@ -281,7 +281,7 @@ int Hca::detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_
   if (it == qps_.end()) return EINVAL;
   auto& gs = groups(it->second.port);
   auto g = std::find_if(gs.begin(), gs.end(),
-                        [&](const McastGroup& x) { return x.mgid == mgid && x.mlid == mlid; });
+                        [&](const McastGroup& x) { return x.mgid == mgid; });
   if (g == gs.end()) return EINVAL;
   auto q = std::find(g->qpns.begin(), g->qpns.end(), qpn);
   if (q == g->qpns.end()) return EINVAL;
@@ -401,7 +401,7 @@ void Hca::receive_ud(Port& in, const PacketRef& pkt, bool loopback, uint32_t sen
     }
     const auto& gs = groups(in.number());
     auto g = std::find_if(gs.begin(), gs.end(), [&](const McastGroup& x) {
-      return x.mlid == p.lrh.dlid && std::memcmp(x.mgid.data(), p.grh->dgid.raw.data(), 16) == 0;
+      return std::memcmp(x.mgid.data(), p.grh->dgid.raw.data(), 16) == 0;
     });
     if (g == gs.end()) {
       ud_stats_.not_attached++;

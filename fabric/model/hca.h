@@ -77,11 +77,14 @@ class Hca final : public Node {
   // A QP's port and P_Key index (port 0: no such QP).
   uint8_t qp_port(uint32_t qpn) const;
   uint16_t qp_pkey_index(uint32_t qpn) const;
+  // A port's attach table is keyed by MGID, as mlx4's and mlx5's are: a
+  // multicast packet reaches the QPs attached to its GRH's DGID whatever
+  // its DLID, and the MLID given here is kept but not matched.
   // 0, or an errno value: EINVAL (no such QP, not a multicast GID), ENOMEM
   // (past the device's limits). Attaching twice is not an error and adds
   // no second copy.
   int attach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
-  // 0, or EINVAL when the QP is not attached to (mgid, mlid).
+  // 0, or EINVAL when the QP is not attached to mgid.
   int detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid);
   // Whether the QP is attached to any group.
   bool attached(uint32_t qpn) const;
@@ -200,7 +203,7 @@ class Hca final : public Node {
   };
   struct McastGroup {
     std::array<uint8_t, 16> mgid;
-    uint16_t mlid;
+    uint16_t mlid;  // as first attached; not matched
     std::vector<uint32_t> qpns;
   };
 

@@ -92,6 +92,30 @@ TEST_F(VerbsMcast, AttachWithoutJoinReceivesNothing) {
   EXPECT_EQ(received(r1_, 1), 1u);
 }
 
+// The HCA matches a multicast packet by its MGID, as mlx4 and mlx5 do
+// (their attach ignores the LID): a QP attached with MLID 0 (before the
+// join's answer gave the MLID) receives the group; attached again with the
+// real MLID, it still gets one copy. uverbs keeps the two attachments
+// apart, but the HCA has one: the first detach takes the QP off the MGID,
+// and the second finds the HCA with nothing to detach (EINVAL, as mlx4's
+// "QP not found in MGM").
+TEST_F(VerbsMcast, TheMgidSelectsTheQpsNotTheMlid) {
+  const ibv_gid g = mgid(13);
+  const uint16_t mlid = join(0, g, sender_);
+  ASSERT_EQ(join(1, g, r1_), mlid);
+  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g, 0), 0);
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(r1_.post_recv(static_cast<uint64_t>(i), 256u * i, 256), 0);
+  ASSERT_TRUE(send_to_group(g, mlid));
+  EXPECT_EQ(received(r1_, 1), 1u);
+  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g, mlid), 0);
+  ASSERT_TRUE(send_to_group(g, mlid, 2));
+  EXPECT_EQ(received(r1_, 1), 1u);
+  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &g, mlid), 0);
+  ASSERT_TRUE(send_to_group(g, mlid, 3));
+  EXPECT_EQ(received(r1_, 0), 0u);
+  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &g, 0), EINVAL);
+}
+
 // "If a QP is attached to the same multicast group multiple times, the QP
 // will still receive a single copy of a multicast message."
 TEST_F(VerbsMcast, AttachingTwiceStillGivesOneCopy) {

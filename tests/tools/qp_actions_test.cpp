@@ -62,13 +62,18 @@ TEST(ScenarioQpActions, AttachingTwiceIsNoErrorAndGivesOneCopy) {
   EXPECT_EQ(std::count(r.timeline.begin(), r.timeline.end(), "2.000ms H2 attach ff12:4001::21 mlid 0xc001 -> 0"), 2);
 }
 
-TEST(ScenarioQpActions, AnAttachBeforeAnyJoinUsesMlidZero) {
-  // The model matches a multicast packet by (MGID, MLID): an attach with
-  // MLID 0 takes none of the group's packets.
+TEST(ScenarioQpActions, AnAttachBeforeTheJoinTakesTheGroupOnceItsPortIsRouted) {
+  // An attach before any join has MLID 0. Until H2 joins, the SM routes
+  // nothing of the group to H2's port; once it has, the HCA (matching by
+  // MGID, as mlx4 and mlx5 do) delivers one copy although the QP is
+  // attached twice, with MLID 0 and with the join's.
   const Report r = run("  - {at: 1ms, join: {node: H3, mgid: " + kGroup + "}}\n"
                        "  - {at: 1ms, attach: {node: H2, mgid: " + kGroup + "}}\n"
                        "  - {at: 2ms, send: {node: H3, mgid: " + kGroup + ", count: 2}}\n"
-                       "  - {at: 3ms, expect: {node: H2, received: 0}}\n");
+                       "  - {at: 3ms, expect: {node: H2, received: 0}}\n"
+                       "  - {at: 3ms, join: {node: H2, mgid: " + kGroup + "}}\n"
+                       "  - {at: 4ms, send: {node: H3, mgid: " + kGroup + ", count: 3}}\n"
+                       "  - {at: 5ms, expect: {node: H2, received: 3}}\n");
   EXPECT_TRUE(r.passed()) << first_failure(r);
   EXPECT_EQ(line_of(r, "1.000ms H2 attach"), "1.000ms H2 attach ff12:4001::21 mlid 0x0000 -> 0");
 }
