@@ -59,6 +59,15 @@ void ScenarioHost::join(const McastSpec& spec, Done done) {
 }
 
 void ScenarioHost::leave(const McastSpec& spec, Done done) {
+  // As rdma_leave_multicast: the QP is detached at the call, before the SA
+  // hears of the leave, once no receiving membership would remain.
+  if (auto it = groups_.find(mgid_of(spec)); it != groups_.end()) {
+    Group& g = it->second;
+    if (g.attached && !(g.state & ~spec.join_state & kReceivingStates)) {
+      hca_.detach_mcast(qpn_, it->first.raw, g.mlid);
+      g.attached = false;
+    }
+  }
   request(wire::mad_method::kDelete, spec, spec.mask.value_or(mad::mcm_comp::kJoinRequiredMask), std::move(done));
 }
 
