@@ -79,6 +79,52 @@ TEST(OutcomeDiff, ADifferentCompletionIsADisagreementWithBothValues) {
   EXPECT_NE(out.str().find("agreement: 1 of 2 steps (50%)"), std::string::npos) << out.str();
 }
 
+// A unicast send without a GRH (step 0: InfiniBand makes the AH, RoCE
+// answers EINVAL), then an expect on the receiver that lists the message
+// of step 0 on the model only and, when `extra` on the real side too, a
+// message of another step. `refused` is the real side's create_ah errno.
+std::string unicast_text(bool roce, int refused = 22, bool extra = false) {
+  std::ostringstream o;
+  o << R"({"step":0,"at":"1.000ms","line":9,"host":"H1","action":"send","to":"H4","grh":false,"count":1,"size":64,)";
+  if (roce)
+    o << R"("outcome":{"create_ah":{"rc":-1,"errno":)" << refused << R"(}},"ok":false})" << "\n";
+  else
+    o << R"("outcome":{"create_ah":{"rc":0,"errno":0},"posted":1,"completions":[{"status":"success","count":1}]},"ok":true})"
+      << "\n";
+  const std::string model_msg = R"({"from":"H1","step":0,"seq":0,"status":"success"})";
+  const std::string other_msg = R"({"from":"H2","step":7,"seq":0,"status":"success"})";
+  std::string list = roce ? "" : model_msg;
+  if (extra) list += (list.empty() ? "" : ",") + other_msg;
+  const int received = (roce ? 0 : 1) + (extra ? 1 : 0);
+  o << R"({"step":1,"at":"2.000ms","line":10,"host":"H4","action":"expect","outcome":{"expect":1,"received":)" << received
+    << R"(,"timed_out":)" << (roce && !extra ? "true" : "false") << R"(,"messages":[)" << list << R"(]},"ok":)"
+    << (received == 1 ? "true" : "false") << "}\n";
+  o << R"({"summary":{"scenario":"s","steps":2,"failed":0}})" << "\n";
+  return o.str();
+}
+
+TEST(OutcomeDiff, AStepRuleCoversTheWholeStepAndItsMessagesAreLeftOutLater) {
+  const Comparison c = compare(parse(unicast_text(false)), parse(unicast_text(true)));
+  EXPECT_TRUE(c.all_agree());
+  ASSERT_FALSE(c.steps[0].fields.empty());
+  for (const FieldDiff& f : c.steps[0].fields) {
+    ASSERT_NE(f.rule, nullptr) << f.field;
+    EXPECT_NE(std::string(f.rule).find("without a GRH"), std::string::npos) << f.field;
+  }
+  // The expect: the model's message of step 0 is left out; its count and
+  // list then agree, and ok/timed_out agree by the left-out rule.
+  for (const FieldDiff& f : c.steps[1].fields) EXPECT_EQ(f.rule, kLeftOutMessages) << f.field;
+}
+
+TEST(OutcomeDiff, AnotherErrnoIsNoStepRuleAndOtherMessagesStillCount) {
+  // RoCE refusing with another errno than the rule's is a disagreement.
+  EXPECT_FALSE(compare(parse(unicast_text(false)), parse(unicast_text(true, 95))).steps[0].agrees());
+  // A message of another step, on one side only, still disagrees.
+  const Comparison c = compare(parse(unicast_text(false)), parse(unicast_text(true, 22, true)));
+  EXPECT_TRUE(c.steps[0].agrees());
+  EXPECT_FALSE(c.steps[1].agrees());
+}
+
 TEST(OutcomeDiff, RunsOfAnotherScenarioOrAnotherLengthAreRefused) {
   std::string other = run_text(true);
   other.replace(other.find("\"scenario\":\"s\""), 14, "\"scenario\":\"t\"");

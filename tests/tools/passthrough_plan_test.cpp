@@ -1,6 +1,7 @@
 // ibfab-passthrough's plan (tools/passthrough/step_plan.h, host_map.h,
 // json_line.h): the --map syntax, steps in time order with repetitions,
 // and every refusal naming its action and line.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -127,6 +128,16 @@ TEST(PassthroughPlan, WhatPassesThrough) {
             "");
 }
 
+TEST(PassthroughPlan, TheQpActionsAndUnicastPassThroughAndTheReceiverNeedsADevice) {
+  EXPECT_EQ(refusal("  - {at: 0, attach: {node: H1, mgid: \"ff12::1\"}}\n"
+                    "  - {at: 0, detach: {node: H1, mgid: \"ff12::1\"}}\n"
+                    "  - {at: 0, qp-state: {node: H2, state: err}}\n"
+                    "  - {at: 0, create-qp: {node: H2, block-self-mcast-lb: true}}\n"
+                    "  - {at: 0, send: {node: H1, to: H2, grh: true}}\n"),
+            "");
+  EXPECT_EQ(refusal("  - {at: 0, send: {node: H1, to: H3}}\n"), "s.yaml:4: host 'H3' has no device in --map");
+}
+
 TEST(PassthroughPlan, TooManyRepetitionsAreRefused) {
   EXPECT_EQ(refusal("  - {at: 0, every: 1us, until: 1s, send: {node: H1, mgid: \"ff12::1\"}}\n"),
             "s.yaml:4: more than 100000 steps (repetitions included), the most a passthrough run takes");
@@ -142,6 +153,20 @@ TEST(PassthroughGroups, AnMgidAsAnIpv4OrIpv6Address) {
   EXPECT_EQ(parse_family("ipv4"), Family::Ipv4);
   EXPECT_EQ(parse_family("ipv6"), Family::Ipv6);
   EXPECT_EQ(parse_family("inet"), std::nullopt);
+}
+
+TEST(PassthroughGroups, TheMgidRdmaCmJoinsForAnAddressOnEachLinkLayer) {
+  const auto text = [](const in6_addr& g) {
+    char buf[INET6_ADDRSTRLEN];
+    return std::string(inet_ntop(AF_INET6, &g, buf, sizeof buf));
+  };
+  // InfiniBand: ip_ib_mc_map (P_Key ffff, the low 28 bits) signed by rdma_cm.
+  EXPECT_EQ(text(rdma_cm_mgid(group_address("ff12:4001::1", Family::Ipv4), true)), "ff12:4001:ffff::f00:1");
+  EXPECT_EQ(text(rdma_cm_mgid(group_address("ff12::12:3456", Family::Ipv4), true)), "ff12:4001:ffff::f12:3456");
+  EXPECT_EQ(text(rdma_cm_mgid(group_address("ff12:4001::1", Family::Ipv6), true)), "ff12:6001:ffff::1");
+  // RoCE: the IPv4-mapped address, or the IPv6 address itself.
+  EXPECT_EQ(text(rdma_cm_mgid(group_address("ff12:4001::1", Family::Ipv4), false)), "::ffff:239.0.0.1");
+  EXPECT_EQ(text(rdma_cm_mgid(group_address("ff12:4001::1", Family::Ipv6), false)), "ff12:4001::1");
 }
 
 TEST(PassthroughGroups, TwoGroupsOnOneIpv4AddressAreRefused) {

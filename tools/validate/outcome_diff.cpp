@@ -218,11 +218,17 @@ Comparison compare(const Run& model, const Run& real) {
 void print(const Comparison& c, const std::string& scenario, std::ostream& out) {
   out << "validate " << scenario << ": the model (ibfab) against the real device, step by step\n";
   for (const StepDiff& s : c.steps) {
-    out << "  step " << s.step << " (line " << s.line << ", " << s.host << " " << s.action << "): "
-        << (s.agrees() ? "agree" : "DISAGREE") << "\n";
+    out << "  step " << s.step << " (line " << s.line << ", " << s.host << " " << s.action << "): ";
+    // A step whose every field agrees by one rule (a step rule) names it once.
+    const char* one_rule = s.fields.size() > 1 ? s.fields.front().rule : nullptr;
+    for (const FieldDiff& f : s.fields)
+      if (f.rule != one_rule) one_rule = nullptr;
+    if (one_rule) out << "agree (by rule: " << one_rule << ")\n";
+    else out << (s.agrees() ? "agree" : "DISAGREE") << "\n";
     for (const FieldDiff& f : s.fields) {
-      if (f.rule) out << "      " << f.field << ": model " << f.model << ", real " << f.real << " (by rule: " << f.rule << ")\n";
-      else out << "      " << f.field << ": model " << f.model << ", real " << f.real << "\n";
+      out << "      " << f.field << ": model " << f.model << ", real " << f.real;
+      if (f.rule && !one_rule) out << " (by rule: " << f.rule << ")";
+      out << "\n";
     }
   }
   const std::size_t n = c.steps.size(), agree = c.agreeing();
