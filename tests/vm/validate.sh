@@ -4,7 +4,8 @@
 # (rdma-core's own libraries, Debian 12's kernel); the model's is made by
 # `ibfab validate` itself, which compares the two step by step. Exit:
 # validate's (0 every step agrees, 1 one does not, 2 a run could not be
-# made); 77 where qemu cannot run.
+# made); 77 where qemu cannot run. A step waits 5 s at most for its events
+# (an expect that must time out, such as a send RoCE refuses, costs that).
 # usage: validate.sh RUN_SH CACHE OUT IBFAB PASSTHROUGH SCENARIO MAP
 set -u
 run_sh=$1 cache=$2 out=$3 ibfab=$4 passthrough=$5 scenario=$6 map=$7
@@ -13,7 +14,7 @@ mkdir -p "$out"
 payload="$out/payload.sh"
 cat >"$payload" <<PAYLOAD
 #!/bin/sh
-/opt/ibfab-passthrough /opt/scenario.yaml --map $map --out "\$IBFAB_VM_OUT/real.jsonl"
+/opt/ibfab-passthrough /opt/scenario.yaml --map $map --timeout-ms 5000 --out "\$IBFAB_VM_OUT/real.jsonl"
 echo "ibfab-passthrough exit \$?"
 PAYLOAD
 chmod +x "$payload"
