@@ -71,8 +71,14 @@ PassthroughRun::PassthroughRun(const scenario::Scenario& s, const HostMap& map, 
   const auto depth = static_cast<uint32_t>(std::clamp<uint64_t>(sends, 64, 4096));
   for (const std::string& name : hosts) {
     auto h = std::make_unique<HostState>();
+    // A QP made again whose old one lives on (its destroy refused) needs
+    // receive buffers of its own: one set more per create-qp, up to 3.
+    const auto remade = std::count_if(steps_.begin(), steps_.end(), [&](const Step& st) {
+      return st.action->kind == Kind::CreateQp && st.action->node == name;
+    });
+    const auto sets = static_cast<uint32_t>(1 + std::min<std::ptrdiff_t>(remade, 3));
     try {
-      h->rdma = std::make_unique<RdmaHost>(name, map.at(name), family, depth, size);
+      h->rdma = std::make_unique<RdmaHost>(name, map.at(name), family, depth, size, sets);
     } catch (const SetupError& e) {
       throw SetupError(name + ": " + e.what());
     }

@@ -126,8 +126,10 @@ void RdmaHost::bind_to_port(const DevicePort& dp, Family family) {
                    " address of the machine binds rdma_cm to it (rdma_bind_addr): it has no such interface address");
 }
 
-RdmaHost::RdmaHost(std::string name, const DevicePort& dp, Family family, uint32_t recv_depth, uint32_t max_size)
-    : name_(std::move(name)), slot_size_(kGrhBytes + max_size), recv_depth_(recv_depth) {
+RdmaHost::RdmaHost(std::string name, const DevicePort& dp, Family family, uint32_t recv_depth, uint32_t max_size,
+                   uint32_t recv_sets)
+    : name_(std::move(name)), slot_size_(kGrhBytes + max_size), recv_depth_(recv_depth),
+      recv_slots_(recv_depth * std::max(recv_sets, 1u)) {
   const std::string where = "device '" + dp.device + "': ";
   channel_ = rdma_create_event_channel();
   if (!channel_ || !set_nonblocking(channel_->fd)) throw SetupError(where + errno_text("rdma_create_event_channel"));
@@ -143,17 +145,17 @@ RdmaHost::RdmaHost(std::string name, const DevicePort& dp, Family family, uint32
   if (ibv_query_port(id_->verbs, id_->port_num, &port) != 0) throw SetupError(where + errno_text("ibv_query_port"));
   infiniband_ = port.link_layer != IBV_LINK_LAYER_ETHERNET;
   gid_ = own_gid(*id_, infiniband_);
-  buffers_.resize(std::size_t{slot_size_} * (recv_depth + kSendSlots));
-  posted_.assign(recv_depth, false);
+  buffers_.resize(std::size_t{slot_size_} * (recv_slots_ + kSendSlots));
+  slot_qp_.assign(recv_slots_, 0);
   const int access = IBV_ACCESS_LOCAL_WRITE;  // an int: verbs.h's macro masks it with another enum
   mr_ = ibv_reg_mr(pd_, buffers_.data(), buffers_.size(), access);
   if (!mr_) throw SetupError(where + errno_text("ibv_reg_mr"));
-  if (const int err = create_qp(0)) throw SetupError(where + "rdma_create_qp_ex: " + std::strerror(err));
-  for (uint32_t s = 0; s < recv_depth; ++s)
-    if (!post_receive(s)) throw SetupError(where + errno_text("ibv_post_recv"));
+  if (const int err = create_ud_qp(0)) throw SetupError(where + "rdma_create_qp_ex: " + std::strerror(err));
+  post_receives();
+  if (current_posted_ != recv_depth) throw SetupError(where + errno_text("ibv_post_recv"));
 }
 
-int RdmaHost::create_qp(uint32_t create_flags) {
+int RdmaHost::create_ud_qp(uint32_t create_flags) {
   ibv_qp_init_attr_ex attr{};
   attr.qp_type = IBV_QPT_UD;
   attr.send_cq = send_cq_;
@@ -172,16 +174,18 @@ int RdmaHost::create_qp(uint32_t create_flags) {
 
 int RdmaHost::destroy_qp() {
   if (!id_->qp) return 0;
+  const uint32_t qpn = id_->qp->qp_num;
   const int rc = ibv_destroy_qp(id_->qp);
   id_->qp = nullptr;
-  // Either way the slots are the next QP's: a destroyed QP's receives are
-  // gone uncompleted, a refused one's complete as its own (drain()).
-  posted_.assign(recv_depth_, false);
+  // A destroyed QP's receives are gone uncompleted: its slots are free. A
+  // refused one keeps its slots until it completes them (drain()).
+  if (rc == 0) std::replace(slot_qp_.begin(), slot_qp_.end(), qpn, 0u);
+  current_posted_ = 0;
   return rc;
 }
 
 int RdmaHost::make_qp(uint32_t create_flags) {
-  if (const int err = create_qp(create_flags)) return err;
+  if (const int err = create_ud_qp(create_flags)) return err;
   post_receives();
   return 0;
 }
@@ -205,7 +209,10 @@ int RdmaHost::modify_state(ibv_qp_state to) {
     mask |= IBV_QP_SQ_PSN;
   }
   if (const int rc = ibv_modify_qp(id_->qp, &attr, mask)) return rc;
-  if (to == IBV_QPS_RESET) posted_.assign(recv_depth_, false);
+  if (to == IBV_QPS_RESET) {
+    std::replace(slot_qp_.begin(), slot_qp_.end(), id_->qp->qp_num, 0u);
+    current_posted_ = 0;
+  }
   if (to == IBV_QPS_INIT || to == IBV_QPS_RTR || to == IBV_QPS_RTS) post_receives();
   return 0;
 }
@@ -242,25 +249,27 @@ RdmaHost::~RdmaHost() {
 }
 
 void RdmaHost::post_receives() {
-  for (uint32_t s = 0; s < recv_depth_; ++s)
-    if (!post_receive(s)) return;
+  for (uint32_t s = 0; s < recv_slots_ && current_posted_ < recv_depth_; ++s)
+    if (!slot_qp_[s] && !post_receive(s)) return;
 }
 
 bool RdmaHost::post_receive(uint32_t slot) {
-  if (posted_[slot]) return true;
-  if (!id_->qp) return false;
+  if (slot_qp_[slot]) return true;
+  if (!id_->qp || current_posted_ >= recv_depth_) return false;
   ibv_sge sge{reinterpret_cast<uintptr_t>(&buffers_[std::size_t{slot} * slot_size_]), slot_size_, mr_->lkey};
   ibv_recv_wr wr{};
   wr.wr_id = slot;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  posted_[slot] = ibv_post_recv(id_->qp, &wr, &bad) == 0;
-  return posted_[slot];
+  if (ibv_post_recv(id_->qp, &wr, &bad) != 0) return false;
+  slot_qp_[slot] = id_->qp->qp_num;
+  ++current_posted_;
+  return true;
 }
 
 int RdmaHost::post_send(ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint32_t seq, uint32_t step, uint32_t size) {
-  uint8_t* p = &buffers_[std::size_t{recv_depth_ + seq % kSendSlots} * slot_size_];
+  uint8_t* p = &buffers_[std::size_t{recv_slots_ + seq % kSendSlots} * slot_size_];
   uint8_t header[8];
   put_be32(header, seq);
   put_be32(header + 4, step);
@@ -300,11 +309,14 @@ void RdmaHost::drain() {
       received.push_back(r);
       delivered += w.status == IBV_WC_SUCCESS;
       // A flushed or failed receive is not posted again: the QP is in
-      // ERR (or RESET next), where it would only be flushed again. One of
-      // a QP let go of (destroy_qp) leaves the slots to the current QP.
-      if (slot < recv_depth_ && w.qp_num == qp_num()) {
-        posted_[slot] = false;
-        if (w.status == IBV_WC_SUCCESS) post_receive(slot);
+      // ERR (or RESET next), where it would only be flushed again. A slot
+      // a QP let go of (its destroy refused) completes goes to the current
+      // QP.
+      if (slot < recv_slots_ && slot_qp_[slot]) {
+        const bool mine = slot_qp_[slot] == qp_num();
+        slot_qp_[slot] = 0;
+        if (mine) --current_posted_;
+        if (w.status == IBV_WC_SUCCESS || !mine) post_receive(slot);
       }
     }
   }

@@ -57,9 +57,12 @@ inline uint8_t pattern_byte(uint32_t seq, uint32_t i) { return static_cast<uint8
 class RdmaHost {
  public:
   // Binds to `dp`'s address of `family`, makes the QP and posts
-  // `recv_depth` receives of `max_size` bytes (plus the GRH). Throws
-  // SetupError.
-  RdmaHost(std::string name, const DevicePort& dp, Family family, uint32_t recv_depth, uint32_t max_size);
+  // `recv_depth` receives of `max_size` bytes (plus the GRH). There are
+  // `recv_sets` times as many receive buffers: a QP whose destroy was
+  // refused keeps the buffers its receives hold, and the next QP takes
+  // others. Throws SetupError.
+  RdmaHost(std::string name, const DevicePort& dp, Family family, uint32_t recv_depth, uint32_t max_size,
+           uint32_t recv_sets = 1);
   ~RdmaHost();
   RdmaHost(const RdmaHost&) = delete;
   RdmaHost& operator=(const RdmaHost&) = delete;
@@ -123,12 +126,12 @@ class RdmaHost {
   std::deque<CmEvent> events;           // rdma_cm events not yet taken
 
  private:
-  // Posts a receive into `slot` unless one is there; false if
-  // ibv_post_recv failed.
+  // Posts a receive into `slot` on the current QP unless a QP holds it;
+  // false if there is no QP or ibv_post_recv failed.
   bool post_receive(uint32_t slot);
   // Posts a receive in every empty slot (stops at the first refusal).
   void post_receives();
-  int create_qp(uint32_t create_flags);
+  int create_ud_qp(uint32_t create_flags);
   void bind_to_port(const DevicePort& dp, Family family);
 
   std::string name_;
@@ -139,9 +142,11 @@ class RdmaHost {
   ibv_cq* send_cq_ = nullptr;
   ibv_cq* recv_cq_ = nullptr;
   ibv_mr* mr_ = nullptr;
-  std::vector<uint8_t> buffers_;  // recv_depth receive slots, then kSendSlots send slots
+  std::vector<uint8_t> buffers_;  // recv_slots_ receive slots, then kSendSlots send slots
   uint32_t slot_size_ = 0, recv_depth_ = 0;
-  std::vector<bool> posted_;  // receive slots with a WQE in the receive queue
+  uint32_t recv_slots_ = 0;       // receive buffers: recv_depth_ per set
+  std::vector<uint32_t> slot_qp_;  // per receive buffer: the QP whose WQE holds it (0: free)
+  uint32_t current_posted_ = 0;    // WQEs the current QP holds (at most recv_depth_)
   ibv_gid gid_{};             // this host's address as a GID
   bool infiniband_ = true;    // the port's link layer
 };
