@@ -111,8 +111,9 @@ void Commands::add_to(CLI::App& app) {
                   "(unlimited, max-groups-per-port:N); it replaces that setting of every SM")
       ->excludes("--update");
   run->add_option("--passthrough", passthrough_,
-                  "H1=DEV[:PORT],...: run the scenario's host actions (joins, leaves, sends, received\n"
-                  "counts) through the system's libibverbs and librdmacm on these devices instead of\n"
+                  "H1=DEV[:PORT],...: run the scenario's host actions (joins, leaves, sends, attach,\n"
+                  "detach, qp-state, create-qp, received counts) through the system's libibverbs and\n"
+                  "librdmacm on these devices instead of\n"
                   "the model, and print each step's outcome as a JSON line (ibfab-passthrough)")
       ->excludes("--json", "--pcap", "--trace", "--dot", "--seed", "--update", "--compare");
   run->callback([this] { chosen_ = [this] { return passthrough_.empty() ? run_scenario() : run_passthrough(); }; });

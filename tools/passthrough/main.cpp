@@ -23,8 +23,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: ibfab-passthrough SCENARIO --map H1=DEV[:PORT],H2=DEV[:PORT]... [--family ipv4|ipv6] [--out FILE]\n"
     "                         [--timeout-ms N]\n"
-    "Runs the scenario's joins, leaves, sends and received-count expectations through libibverbs and\n"
-    "librdmacm on the mapped device ports, in time order, and writes each step's outcome as a JSON line\n"
+    "Runs the scenario's host actions (joins, leaves, multicast and unicast sends, attach, detach,\n"
+    "qp-state, create-qp, received-count expectations) through libibverbs and librdmacm on the mapped\n"
+    "device ports, in time order, and writes each step's outcome as a JSON line\n"
     "(stdout, or FILE). --timeout-ms: how long a step waits for its events (default 10000).\n"
     "--family: the hosts bind to their device's address of this family, and join a group MGID as an\n"
     "IPv4 address 239.X.Y.Z (X.Y.Z its last three bytes; the default: RoCEv2 joins only IPv4 groups)\n"
