@@ -82,14 +82,13 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
   // RESET or ERR flushes the sends not yet gone.
   int set_qp_state(QpStateName next);
   QpStateName qp_state() const { return state_; }
-  // The QP destroyed (its sends flushed, its attachments gone) and made
-  // again in RTS, as rdma_create_qp leaves a UD QP, with the host's current
-  // Q_Key and P_Key index, attached to nothing; block_self_mcast_lb:
+  // The QP destroyed (its sends flushed) and made again in RTS, as
+  // rdma_create_qp leaves a UD QP, with the host's current Q_Key and P_Key
+  // index, attached to nothing; block_self_mcast_lb:
   // IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (its own multicast is not looped
-  // back to it).
-  // The old QP, if still attached to a group, is not destroyed (EBUSY in
-  // uverbs, ignored by rdma_destroy_qp): it stays in RTS, attached, and
-  // what it receives counts as the host's.
+  // back to it). The old QP, if still attached to a group, is not
+  // destroyed (EBUSY in uverbs, ignored by rdma_destroy_qp): it stays in
+  // RTS, attached, and what it receives counts as the host's.
   void recreate_qp(bool block_self_mcast_lb);
   uint32_t qpn() const { return qpn_; }
 
