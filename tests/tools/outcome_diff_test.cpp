@@ -125,6 +125,19 @@ TEST(OutcomeDiff, AnotherErrnoIsNoStepRuleAndOtherMessagesStillCount) {
   EXPECT_FALSE(c.steps[1].agrees());
 }
 
+TEST(OutcomeDiff, AMessageCountThatIsNoNumberIsRefusedWithItsStep) {
+  std::string bad = unicast_text(false);
+  const std::string list = R"("messages":[)";
+  bad.replace(bad.find(list), list.size(), R"("messages":{"count":"many"},"x":[)");
+  try {
+    (void)compare(parse(unicast_text(true)), parse(bad));
+    ADD_FAILURE() << "not refused";
+  } catch (const OutcomeError& e) {
+    EXPECT_NE(std::string(e.what()).find("step 1: 'outcome.messages.count' is not a count"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(OutcomeDiff, RunsOfAnotherScenarioOrAnotherLengthAreRefused) {
   std::string other = run_text(true);
   other.replace(other.find("\"scenario\":\"s\""), 14, "\"scenario\":\"t\"");

@@ -74,12 +74,21 @@ bool block_self_loopback_refused(const Fields& m, const Fields& r) {
          is(r, "outcome.call.errno", "95") && is(r, "outcome.fallback.rc", "0");
 }
 
+// A count field's value: absent is 0; anything but digits is no run's.
+std::size_t count_field(const Fields& f, const char* key) {
+  const std::string v = field_of(f, key);
+  if (v == "?") return 0;
+  if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos)
+    throw OutcomeError("step " + field_of(f, "step") + ": '" + key + "' is not a count: " + v);
+  return std::stoull(v);
+}
+
 // `f` without the messages of `left_out` steps ("outcome.messages.N.*"
 // renumbered, its count and "outcome.received" lowered). Sets `removed`.
 Fields without_messages(const Fields& f, const std::set<std::string>& left_out, std::size_t& removed) {
   removed = 0;
   const std::string prefix = "outcome.messages.";
-  const std::size_t count = std::stoul(field_of(f, "outcome.messages.count") == "?" ? "0" : field_of(f, "outcome.messages.count"));
+  const std::size_t count = count_field(f, "outcome.messages.count");
   if (left_out.empty() || count == 0) return f;
   Fields out;
   for (const auto& kv : f)
@@ -96,8 +105,10 @@ Fields without_messages(const Fields& f, const std::set<std::string>& left_out, 
       out[to + it->first.substr(from.size())] = it->second;
   }
   out["outcome.messages.count"] = std::to_string(kept);
-  if (const auto it = out.find("outcome.received"); it != out.end() && removed)
-    it->second = std::to_string(std::stoull(it->second) - std::min<std::size_t>(removed, std::stoull(it->second)));
+  if (const auto it = out.find("outcome.received"); it != out.end() && removed) {
+    const std::size_t received = count_field(f, "outcome.received");
+    it->second = std::to_string(received - std::min(removed, received));
+  }
   return out;
 }
 
