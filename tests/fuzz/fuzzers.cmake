@@ -29,3 +29,6 @@ ibfab_add_fuzzer(fuzz_cm_mad ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cm_mad.cpp ${CMAKE
 ibfab_add_fuzzer(fuzz_cm_connection ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cm_connection.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/cm_connection 5000)
 target_sources(fuzz_cm_connection PRIVATE ${PROJECT_SOURCE_DIR}/api/server/kernel/ib_cm.cpp ${PROJECT_SOURCE_DIR}/api/server/kernel/ib_cm_connection.cpp)
 ibfab_add_fuzzer(fuzz_rc_receive ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_rc_receive.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/rc_receive 10000)
+ibfab_add_fuzzer(fuzz_outcome_records ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_outcome_records.cpp ${CMAKE_CURRENT_SOURCE_DIR}/corpus/outcome_records 20000)
+target_sources(fuzz_outcome_records PRIVATE ${PROJECT_SOURCE_DIR}/tools/validate/outcome_diff.cpp)
+target_link_libraries(fuzz_outcome_records PRIVATE yaml-cpp)

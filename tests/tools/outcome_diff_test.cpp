@@ -155,6 +155,16 @@ TEST(OutcomeDiff, AFileThatIsNoRunNamesItsLine) {
   }
   EXPECT_THROW(parse(run_text(false).substr(0, run_text(false).find("{\"summary\""))), OutcomeError)
       << "no summary: not a whole run";
+  // Found by fuzz_outcome_records: a key that is no scalar, a summary that
+  // is no map.
+  for (const char* text : {"{\"step\":0,? [1] : 2}\n", "{\"summary\":5}\n"}) {
+    try {
+      parse(text, "y.jsonl");
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const OutcomeError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("y.jsonl:1: ", 0), 0u) << e.what();
+    }
+  }
 }
 
 }  // namespace

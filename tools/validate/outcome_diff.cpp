@@ -134,6 +134,36 @@ const std::vector<Rule> kRules = {
     {"outcome.event.ah.hop_limit", "hop limit: the MCMemberRecord's on InfiniBand, the IP TTL on RoCE", numbers},
 };
 
+namespace {
+
+// One line of a run: a step's fields appended to `run`, or the summary
+// read (true). Throws OutcomeError, or YAML::Exception for a line that is
+// no record of fields.
+bool read_line(const std::string& line, const std::string& where, Run& run) {
+  YAML::Node n;
+  try {
+    n = YAML::Load(line);
+  } catch (const YAML::Exception& e) {
+    throw OutcomeError(where + "not a JSON object (" + e.msg + ")");
+  }
+  if (!n.IsMap()) throw OutcomeError(where + "not a JSON object");
+  if (const YAML::Node summary = n["summary"]) {
+    const YAML::Node s = summary.IsMap() ? summary["scenario"] : YAML::Node();
+    if (!s || !s.IsScalar()) throw OutcomeError(where + "a summary without its scenario");
+    run.scenario = s.Scalar();
+    return true;
+  }
+  const YAML::Node step = n["step"];
+  if (!step || !step.IsScalar() || step.Scalar() != std::to_string(run.steps.size()))
+    throw OutcomeError(where + "expected step " + std::to_string(run.steps.size()));
+  Fields f;
+  flatten(n, "", f);
+  run.steps.push_back(std::move(f));
+  return false;
+}
+
+}  // namespace
+
 Run read_run(std::istream& in, const std::string& name) {
   Run run;
   std::string line;
@@ -144,26 +174,11 @@ Run read_run(std::istream& in, const std::string& name) {
     if (line.empty()) continue;
     const std::string where = name + ":" + std::to_string(number) + ": ";
     if (summary) throw OutcomeError(where + "a record after the summary line");
-    YAML::Node n;
     try {
-      n = YAML::Load(line);
-    } catch (const YAML::Exception& e) {
-      throw OutcomeError(where + "not a JSON object (" + e.msg + ")");
+      summary = read_line(line, where, run);
+    } catch (const YAML::Exception& e) {  // a key that is no scalar, say
+      throw OutcomeError(where + "not a record of fields (" + e.msg + ")");
     }
-    if (!n.IsMap()) throw OutcomeError(where + "not a JSON object");
-    if (n["summary"]) {
-      const YAML::Node s = n["summary"]["scenario"];
-      if (!s || !s.IsScalar()) throw OutcomeError(where + "a summary without its scenario");
-      run.scenario = s.Scalar();
-      summary = true;
-      continue;
-    }
-    const YAML::Node step = n["step"];
-    if (!step || !step.IsScalar() || step.Scalar() != std::to_string(run.steps.size()))
-      throw OutcomeError(where + "expected step " + std::to_string(run.steps.size()));
-    Fields f;
-    flatten(n, "", f);
-    run.steps.push_back(std::move(f));
   }
   if (!summary) throw OutcomeError(name + ": no summary line: not a whole run");
   return run;
