@@ -35,9 +35,8 @@ int VerbsService::Qp::attach(fabric::Hca& hca, const std::array<uint8_t, 16>& mg
 int VerbsService::Qp::detach(fabric::Hca& hca, const std::array<uint8_t, 16>& mgid, uint16_t mlid) {
   const auto it = std::find(mcast_.begin(), mcast_.end(), std::pair{mgid, mlid});
   if (it == mcast_.end()) return EINVAL;
-  if (const int e = hca.detach_mcast(qpn_, mgid, mlid)) return e;  // uverbs keeps what the HCA refused
-  mcast_.erase(it);
-  return 0;
+  mcast_.erase(it);  // as uverbs: off the list first, then the HCA's answer
+  return hca.detach_mcast(qpn_, mgid, mlid);
 }
 
 void VerbsService::Qp::set_state(uint8_t s) {

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ibfab::testing {
@@ -119,6 +120,9 @@ struct Host {
     ibv_query_gid(ctx, 1, 0, &gid);
   }
   ~Host() {
+    // As a careful program does: detach before the destroy, which uverbs
+    // refuses (EBUSY) while the QP is attached.
+    for (const auto& [g, lid] : attached) ibv_detach_mcast(qp, &g, lid);
     if (qp) ibv_destroy_qp(qp);
     if (mr) ibv_dereg_mr(mr);
     if (cq) ibv_destroy_cq(cq);
@@ -126,6 +130,19 @@ struct Host {
     if (ctx) ibv_close_device(ctx);
   }
   bool ok() const { return ctx && pd && cq && qp && mr; }
+
+  // ibv_attach_mcast / ibv_detach_mcast of this host's QP, remembered so
+  // that the destructor detaches what is left.
+  int attach(const ibv_gid& g, uint16_t lid) {
+    const int e = ibv_attach_mcast(qp, &g, lid);
+    if (e == 0) attached.emplace_back(g, lid);
+    return e;
+  }
+  int detach(const ibv_gid& g, uint16_t lid) {
+    std::erase_if(attached, [&](const auto& a) { return a.second == lid && std::memcmp(&a.first, &g, sizeof g) == 0; });
+    return ibv_detach_mcast(qp, &g, lid);
+  }
+  std::vector<std::pair<ibv_gid, uint16_t>> attached;
 
   // RESET -> INIT -> RTR -> RTS with the masks a UD QP needs.
   int to_rts(uint32_t qkey = kQkey) {

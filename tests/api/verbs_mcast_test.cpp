@@ -61,8 +61,8 @@ TEST_F(VerbsMcast, AttachedQpsOnJoinedPortsReceive) {
   ASSERT_GE(mlid, 0xC000);
   ASSERT_EQ(join(1, g, r1_), mlid);
   ASSERT_EQ(join(2, g, r2_), mlid);
-  EXPECT_EQ(ibv_attach_mcast(r1_.qp, &g, mlid), 0);
-  EXPECT_EQ(ibv_attach_mcast(r2_.qp, &g, mlid), 0);
+  EXPECT_EQ(r1_.attach(g, mlid), 0);
+  EXPECT_EQ(r2_.attach(g, mlid), 0);
   for (Host* h : {&r1_, &r2_}) ASSERT_EQ(h->post_recv(1, 0, 256), 0);
   ASSERT_TRUE(send_to_group(g, mlid));
   for (Host* h : {&r1_, &r2_}) {
@@ -83,7 +83,7 @@ TEST_F(VerbsMcast, AttachWithoutJoinReceivesNothing) {
   const ibv_gid g = mgid(2);
   const uint16_t mlid = join(0, g, sender_);
   ASSERT_GE(mlid, 0xC000);
-  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g, mlid), 0);  // attached, but r1's port never joined
+  ASSERT_EQ(r1_.attach(g, mlid), 0);  // attached, but r1's port never joined
   ASSERT_EQ(r1_.post_recv(1, 0, 256), 0);
   ASSERT_TRUE(send_to_group(g, mlid));
   EXPECT_EQ(received(r1_, 0), 0u);
@@ -103,17 +103,17 @@ TEST_F(VerbsMcast, TheMgidSelectsTheQpsNotTheMlid) {
   const ibv_gid g = mgid(13);
   const uint16_t mlid = join(0, g, sender_);
   ASSERT_EQ(join(1, g, r1_), mlid);
-  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g, 0), 0);
+  ASSERT_EQ(r1_.attach(g, 0), 0);
   for (int i = 0; i < 4; ++i) ASSERT_EQ(r1_.post_recv(static_cast<uint64_t>(i), 256u * i, 256), 0);
   ASSERT_TRUE(send_to_group(g, mlid));
   EXPECT_EQ(received(r1_, 1), 1u);
-  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g, mlid), 0);
+  ASSERT_EQ(r1_.attach(g, mlid), 0);
   ASSERT_TRUE(send_to_group(g, mlid, 2));
   EXPECT_EQ(received(r1_, 1), 1u);
-  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &g, mlid), 0);
+  EXPECT_EQ(r1_.detach(g, mlid), 0);
   ASSERT_TRUE(send_to_group(g, mlid, 3));
   EXPECT_EQ(received(r1_, 0), 0u);
-  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &g, 0), EINVAL);
+  EXPECT_EQ(r1_.detach(g, 0), EINVAL);
 }
 
 // "If a QP is attached to the same multicast group multiple times, the QP
@@ -122,14 +122,14 @@ TEST_F(VerbsMcast, AttachingTwiceStillGivesOneCopy) {
   const ibv_gid g = mgid(3);
   const uint16_t mlid = join(0, g, sender_);
   ASSERT_EQ(join(1, g, r1_), mlid);
-  EXPECT_EQ(ibv_attach_mcast(r1_.qp, &g, mlid), 0);
-  EXPECT_EQ(ibv_attach_mcast(r1_.qp, &g, mlid), 0);
+  EXPECT_EQ(r1_.attach(g, mlid), 0);
+  EXPECT_EQ(r1_.attach(g, mlid), 0);
   for (int i = 0; i < 4; ++i) ASSERT_EQ(r1_.post_recv(static_cast<uint64_t>(i), 256u * i, 256), 0);
   ASSERT_TRUE(send_to_group(g, mlid));
   EXPECT_EQ(received(r1_, 1), 1u);
   // FAQ: attached more than once, detached once.
-  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &g, mlid), 0);
-  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &g, mlid), EINVAL);
+  EXPECT_EQ(r1_.detach(g, mlid), 0);
+  EXPECT_EQ(r1_.detach(g, mlid), EINVAL);
 }
 
 // "Only QPs of Transport Service Type IBV_QPT_UD may be attached to
@@ -139,15 +139,15 @@ TEST_F(VerbsMcast, OnlyUdQpsAttach) {
   ASSERT_TRUE(rc.ok());
   const ibv_gid g = mgid(4);
   errno = 0;
-  EXPECT_EQ(ibv_attach_mcast(rc.qp, &g, 0xC010), EINVAL);
+  EXPECT_EQ(rc.attach(g, 0xC010), EINVAL);
   EXPECT_EQ(errno, EINVAL);  // "the value of errno on failure"
-  EXPECT_EQ(ibv_detach_mcast(rc.qp, &g, 0xC010), EINVAL);
+  EXPECT_EQ(rc.detach(g, 0xC010), EINVAL);
 }
 
 // EINVAL: "Invalid gid (not multicast GID)".
 TEST_F(VerbsMcast, UnicastGidIsEinval) {
-  EXPECT_EQ(ibv_attach_mcast(r1_.qp, &r1_.gid, 0xC010), EINVAL);
-  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &r1_.gid, 0xC010), EINVAL);
+  EXPECT_EQ(r1_.attach(r1_.gid, 0xC010), EINVAL);
+  EXPECT_EQ(r1_.detach(r1_.gid, 0xC010), EINVAL);
 }
 
 // "After the detachment completes, this QP won't get a copy of every
@@ -159,14 +159,14 @@ TEST_F(VerbsMcast, DetachStopsThisQpOnly) {
   const uint16_t mlid = join(0, g, sender_);
   ASSERT_EQ(join(1, g, r1_), mlid);
   ASSERT_EQ(join(2, g, r2_), mlid);
-  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g, mlid), 0);
-  ASSERT_EQ(ibv_attach_mcast(r2_.qp, &g, mlid), 0);
+  ASSERT_EQ(r1_.attach(g, mlid), 0);
+  ASSERT_EQ(r2_.attach(g, mlid), 0);
   Host r1b(1);  // a second QP on r1's port, attached too
   ASSERT_TRUE(r1b.ok());
   ASSERT_EQ(r1b.to_rts(), 0);
-  ASSERT_EQ(ibv_attach_mcast(r1b.qp, &g, mlid), 0);
+  ASSERT_EQ(r1b.attach(g, mlid), 0);
   for (Host* h : {&r1_, &r2_, &r1b}) ASSERT_EQ(h->post_recv(1, 0, 256), 0);
-  ASSERT_EQ(ibv_detach_mcast(r1_.qp, &g, mlid), 0);
+  ASSERT_EQ(r1_.detach(g, mlid), 0);
   ASSERT_TRUE(send_to_group(g, mlid));
   EXPECT_EQ(received(r1_, 0), 0u);
   EXPECT_EQ(received(r2_, 1), 1u);
@@ -179,10 +179,10 @@ TEST_F(VerbsMcast, DetachNeedsTheSameAttributes) {
   const ibv_gid g = mgid(6);
   const uint16_t mlid = join(0, g, sender_);
   ASSERT_EQ(join(1, g, r1_), mlid);
-  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g, mlid), 0);
+  ASSERT_EQ(r1_.attach(g, mlid), 0);
   const ibv_gid other = mgid(66);
-  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &g, static_cast<uint16_t>(mlid + 1)), EINVAL);
-  EXPECT_EQ(ibv_detach_mcast(r1_.qp, &other, mlid), EINVAL);
+  EXPECT_EQ(r1_.detach(g, static_cast<uint16_t>(mlid + 1)), EINVAL);
+  EXPECT_EQ(r1_.detach(other, mlid), EINVAL);
   ASSERT_EQ(r1_.post_recv(1, 0, 256), 0);
   ASSERT_TRUE(send_to_group(g, mlid));
   EXPECT_EQ(received(r1_, 1), 1u);  // still attached
@@ -196,10 +196,10 @@ TEST_F(VerbsMcast, DetachingOneGroupLeavesTheOthers) {
   ASSERT_NE(m1, m2);
   ASSERT_EQ(join(1, g1, r1_), m1);
   ASSERT_EQ(join(1, g2, r1_), m2);
-  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g1, m1), 0);
-  ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g2, m2), 0);
+  ASSERT_EQ(r1_.attach(g1, m1), 0);
+  ASSERT_EQ(r1_.attach(g2, m2), 0);
   for (int i = 0; i < 2; ++i) ASSERT_EQ(r1_.post_recv(static_cast<uint64_t>(i), 256u * i, 256), 0);
-  ASSERT_EQ(ibv_detach_mcast(r1_.qp, &g1, m1), 0);
+  ASSERT_EQ(r1_.detach(g1, m1), 0);
   ASSERT_TRUE(send_to_group(g1, m1));
   ASSERT_TRUE(send_to_group(g2, m2, 2));
   const auto wc = poll_exactly(r1_.cq, 1);
@@ -211,11 +211,11 @@ TEST_F(VerbsMcast, DetachingOneGroupLeavesTheOthers) {
 TEST_F(VerbsMcast, DetachInAnyState) {
   const ibv_gid g = mgid(9);
   for (ibv_qp_state s : {IBV_QPS_RTS, IBV_QPS_ERR, IBV_QPS_RESET}) {
-    ASSERT_EQ(ibv_attach_mcast(r1_.qp, &g, 0xC123), 0);
+    ASSERT_EQ(r1_.attach(g, 0xC123), 0);
     ibv_qp_attr a{};
     a.qp_state = s;
     if (s != IBV_QPS_RTS) ASSERT_EQ(ibv_modify_qp(r1_.qp, &a, IBV_QP_STATE), 0);
-    EXPECT_EQ(ibv_detach_mcast(r1_.qp, &g, 0xC123), 0) << "state " << s;
+    EXPECT_EQ(r1_.detach(g, 0xC123), 0) << "state " << s;
   }
 }
 
@@ -229,7 +229,7 @@ TEST_F(VerbsMcast, PastTheDeviceLimitIsEnomem) {
     ibv_gid g = mgid(0);
     g.raw[13] = static_cast<uint8_t>(i >> 8);
     g.raw[14] = static_cast<uint8_t>(i);
-    last = ibv_attach_mcast(r1_.qp, &g, static_cast<uint16_t>(0xC000 + i));
+    last = r1_.attach(g, static_cast<uint16_t>(0xC000 + i));
   }
   EXPECT_EQ(last, ENOMEM);
 }
@@ -245,10 +245,10 @@ TEST_F(VerbsMcast, LocalLoopbackUnlessBlocked) {
   for (Host* h : {&peer, &quiet}) {
     ASSERT_TRUE(h->ok());
     ASSERT_EQ(h->to_rts(), 0);
-    ASSERT_EQ(ibv_attach_mcast(h->qp, &g, mlid), 0);
+    ASSERT_EQ(h->attach(g, mlid), 0);
     ASSERT_EQ(h->post_recv(1, 0, 256), 0);
   }
-  ASSERT_EQ(ibv_attach_mcast(sender_.qp, &g, mlid), 0);
+  ASSERT_EQ(sender_.attach(g, mlid), 0);
   ASSERT_EQ(sender_.post_recv(1, 4096, 256), 0);
   ASSERT_TRUE(send_to_group(g, mlid));  // consumes the sender's send completion
   EXPECT_EQ(received(peer, 1), 1u);
@@ -277,12 +277,12 @@ TEST_F(VerbsMcast, AnAttachedQpIsNotDestroyedUntilItDetaches) {
   Host other(1);
   ASSERT_TRUE(other.ok());
   ASSERT_EQ(other.to_rts(), 0);
-  ASSERT_EQ(ibv_attach_mcast(other.qp, &g, mlid), 0);
+  ASSERT_EQ(other.attach(g, mlid), 0);
   EXPECT_EQ(ibv_destroy_qp(other.qp), EBUSY);
   ASSERT_EQ(other.post_recv(1, 0, 256), 0);
   ASSERT_TRUE(send_to_group(g, mlid));
   EXPECT_EQ(received(other, 1), 1u);
-  EXPECT_EQ(ibv_detach_mcast(other.qp, &g, mlid), 0);
+  EXPECT_EQ(other.detach(g, mlid), 0);
   EXPECT_EQ(ibv_destroy_qp(other.qp), 0);
   other.qp = nullptr;
 }
