@@ -62,14 +62,14 @@ bool numbers(const std::string& m, const std::string& r) {
   return digits(m) && digits(r);
 }
 
+bool is(const Fields& f, const char* key, const char* value) { return field_of(f, key) == value; }
+
 bool unicast_without_grh(const Fields& m, const Fields& r) {
-  const auto is = [](const Fields& f, const char* k, const char* v) { return field_of(f, k) == v; };
   return is(m, "action", "send") && is(m, "grh", "false") && is(r, "grh", "false") &&
          is(m, "outcome.create_ah.errno", "0") && is(r, "outcome.create_ah.errno", "22");
 }
 
 bool block_self_loopback_refused(const Fields& m, const Fields& r) {
-  const auto is = [](const Fields& f, const char* k, const char* v) { return field_of(f, k) == v; };
   return is(m, "action", "create-qp") && is(m, "block_self_mcast_lb", "true") && is(m, "outcome.call.errno", "0") &&
          is(r, "outcome.call.errno", "95") && is(r, "outcome.fallback.rc", "0");
 }
