@@ -47,6 +47,18 @@ struct Expectation {
   std::optional<uint64_t> reports;
 };
 
+// A reliable connection (RC, through rdma_cm) between a host and another,
+// and the work requests posted on it.
+struct ConnSpec {
+  // The work a `post` asks of the connection: ibv_post_send opcodes.
+  enum class Op : uint8_t { Send, SendImm, Write, WriteImm, Read };
+  std::string to;      // the other end (connect: the host that listens and accepts)
+  Op op = Op::Send;
+  uint32_t count = 1;  // messages, each its own work request
+  uint32_t size = 64;  // bytes each
+  uint32_t imm = 0;    // SendImm, WriteImm: message i carries immediate data imm + i
+};
+
 // The states a host's UD QP can be moved to (ibv_modify_qp).
 enum class QpStateName : uint8_t { Reset, Init, Rtr, Rts, Err };
 
@@ -57,6 +69,9 @@ struct Action {
     Detach,    // ibv_detach_mcast
     QpState,   // ibv_modify_qp of the host's QP to qp_state
     CreateQp,  // the host's QP destroyed and made again, with block_self_mcast_lb
+    Connect,     // an RC connection from node to conn.to (rdma_connect; conn.to accepts)
+    Post,        // conn.count work requests of conn.op posted by node on its connection with conn.to
+    Disconnect,  // rdma_disconnect by node of its connection with conn.to
   };
   Kind kind;
   sim::Time at;
@@ -67,6 +82,7 @@ struct Action {
   McastSpec mcast;         // Join, Leave, Send, Attach, Detach (node = the host)
   QpStateName qp_state = QpStateName::Rts;  // QpState
   bool block_self_mcast_lb = false;         // CreateQp: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
+  ConnSpec conn;                            // Connect, Post, Disconnect (node = the host acting)
   uint16_t trap = 0;       // Subscribe
   Expectation expect;      // Expect
   // Repeated: applied at `at`, then every `every` while the time is at
@@ -108,5 +124,6 @@ struct Scenario {
 
 const char* to_string(Action::Kind k);
 const char* to_string(QpStateName s);  // "reset", "init", "rtr", "rts", "err"
+const char* to_string(ConnSpec::Op op);  // "send", "send-imm", "write", "write-imm", "read"
 
 }  // namespace ibfab::scenario

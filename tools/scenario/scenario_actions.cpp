@@ -88,6 +88,9 @@ std::function<void()> ScenarioRun::bind(const Action& a) {
     case Action::Kind::Detach: return bind_attachment(a);
     case Action::Kind::QpState: return bind_qp_state(a);
     case Action::Kind::CreateQp: return bind_create_qp(a);
+    case Action::Kind::Connect:
+    case Action::Kind::Post:
+    case Action::Kind::Disconnect: return bind_connection(a);
     case Action::Kind::Subscribe: return bind_subscribe(a);
     case Action::Kind::Expect: return bind_expect(a);
     case Action::Kind::SmKill: return bind_sm_kill(a);

@@ -204,6 +204,76 @@ void parse_create_qp(const Reader& r, const YAML::Node& v, Action& a) {
   }
 }
 
+// connect/disconnect {node: H1, to: H2}, or
+// post {node: H1, to: H2, op: send|send-imm|write|write-imm|read, count:, size:, imm:}.
+void parse_connection(const Reader& r, const YAML::Node& v, const std::string& what, Action& a) {
+  const bool post = what == "post";
+  if (!v.IsMap())
+    r.fail(v, "'" + what + "' is a map such as {node: H1, to: H2" + std::string(post ? ", op: write" : "") + "}");
+  bool have_imm = false;
+  std::map<std::string, int> seen;
+  for (const auto& kv : v) {
+    const std::string key = r.key(kv.first, seen);
+    const YAML::Node& x = kv.second;
+    if (key == "node") {
+      a.node = r.scalar(x, key);
+    } else if (key == "to") {
+      a.conn.to = r.scalar(x, key);
+    } else if (key == "op" && post) {
+      const std::string op = r.scalar(x, key);
+      bool known = false;
+      for (const ConnSpec::Op o : {ConnSpec::Op::Send, ConnSpec::Op::SendImm, ConnSpec::Op::Write,
+                                   ConnSpec::Op::WriteImm, ConnSpec::Op::Read})
+        if (op == to_string(o)) {
+          a.conn.op = o;
+          known = true;
+        }
+      if (!known) r.fail(x, "'op': send, send-imm, write, write-imm or read; got '" + op + "'");
+    } else if (key == "count" && post) {
+      a.conn.count = static_cast<uint32_t>(number(r, x, key, 1'000'000));
+      if (a.conn.count == 0) r.fail(x, "'count': at least 1");
+    } else if (key == "size" && post) {
+      a.conn.size = static_cast<uint32_t>(number(r, x, key, kMaxPostSize));
+    } else if (key == "imm" && post) {
+      a.conn.imm = static_cast<uint32_t>(number(r, x, key, 0xFFFFFFFF));
+      have_imm = true;
+    } else {
+      r.fail(kv.first, "unknown key '" + key + "' in '" + what + "' (known: node, to" +
+                           (post ? ", op, count, size, imm" : "") + ")");
+    }
+  }
+  if (a.node.empty() || a.conn.to.empty()) r.fail(v, "'" + what + "' needs a 'node' and a 'to' (the two hosts)");
+  if (a.node == a.conn.to) r.fail(v, "'" + what + "': '" + a.node + "' is both ends ('to')");
+  if (have_imm && a.conn.op != ConnSpec::Op::SendImm && a.conn.op != ConnSpec::Op::WriteImm)
+    r.fail(v, "'imm' belongs to op send-imm or write-imm");
+}
+
+// Connections in time order: a connect between two hosts not connected now,
+// a post or a disconnect on a connection made before (a post after the
+// disconnect is flushed, as on a QP in ERR), connect and disconnect once each.
+void check_connections(const std::string& path, const std::vector<Action>& actions) {
+  std::map<std::pair<std::string, std::string>, bool> pairs;  // (lower, higher name) -> connected now
+  for (const Action& a : actions) {
+    if (a.kind != Action::Kind::Connect && a.kind != Action::Kind::Post && a.kind != Action::Kind::Disconnect)
+      continue;
+    const auto where = path + ":" + std::to_string(a.line) + ": '" + to_string(a.kind) + "' ";
+    if (a.kind != Action::Kind::Post && a.every.ps())
+      throw ScenarioError(where + "happens once: no 'every'");
+    const auto key = std::minmax(a.node, a.conn.to);
+    const auto it = pairs.find({key.first, key.second});
+    const std::string between = a.node + " and " + a.conn.to;
+    if (a.kind == Action::Kind::Connect) {
+      if (it != pairs.end() && it->second) throw ScenarioError(where + between + " are connected already");
+      pairs[{key.first, key.second}] = true;
+    } else if (it == pairs.end()) {
+      throw ScenarioError(where + "needs a connection between " + between + " ('connect' before it)");
+    } else if (a.kind == Action::Kind::Disconnect) {
+      if (!it->second) throw ScenarioError(where + between + " are disconnected already");
+      it->second = false;
+    }
+  }
+}
+
 // {group: MGID, exists: true, members: 3} or {node: H3, received: 10}
 void parse_expect(const Reader& r, const YAML::Node& v, Action& a) {
   if (!v.IsMap()) r.fail(v, "'expect' is a map such as {group: \"ff12:601b::1\", members: 2}");
@@ -283,6 +353,9 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
     } else if (key == "create-qp") {
       kind(Action::Kind::CreateQp);
       parse_create_qp(r, v, a);
+    } else if (key == "connect" || key == "post" || key == "disconnect") {
+      kind(key == "connect" ? Action::Kind::Connect : key == "post" ? Action::Kind::Post : Action::Kind::Disconnect);
+      parse_connection(r, v, key, a);
     } else if (key == "expect") {
       kind(Action::Kind::Expect);
       parse_expect(r, v, a);
@@ -301,13 +374,14 @@ Action parse_action(const Reader& r, const YAML::Node& item) {
     } else {
       r.fail(kv.first, "unknown action key '" + key +
                            "' (known: at, every, until, link-down, link-up, link-loss, probability, node-down, "
-                           "node-up, probe, join, leave, send, attach, detach, qp-state, create-qp, expect, sm-kill, "
-                           "subscribe)");
+                           "node-up, probe, join, leave, send, attach, detach, qp-state, create-qp, connect, post, "
+                           "disconnect, expect, sm-kill, subscribe)");
     }
   }
   if (!have_kind)
     r.fail(item, "the action says when but not what (link-down, link-up, link-loss, node-down, node-up, probe, "
-                 "join, leave, send, attach, detach, qp-state, create-qp, expect, sm-kill, subscribe)");
+                 "join, leave, send, attach, detach, qp-state, create-qp, connect, post, disconnect, expect, "
+                 "sm-kill, subscribe)");
   if (!have_at) r.fail(item, "the action has no 'at' time");
   if ((a.every > sim::Time::zero()) != (a.until > sim::Time::zero()) || (a.every.ps() && a.until < a.at))
     r.fail(item, "a repeated action has both 'every' (above 0) and 'until' (not before 'at')");
@@ -419,6 +493,20 @@ const char* to_string(Action::Kind k) {
     case Action::Kind::Detach: return "detach";
     case Action::Kind::QpState: return "qp-state";
     case Action::Kind::CreateQp: return "create-qp";
+    case Action::Kind::Connect: return "connect";
+    case Action::Kind::Post: return "post";
+    case Action::Kind::Disconnect: return "disconnect";
+  }
+  return "?";
+}
+
+const char* to_string(ConnSpec::Op op) {
+  switch (op) {
+    case ConnSpec::Op::Send: return "send";
+    case ConnSpec::Op::SendImm: return "send-imm";
+    case ConnSpec::Op::Write: return "write";
+    case ConnSpec::Op::WriteImm: return "write-imm";
+    case ConnSpec::Op::Read: return "read";
   }
   return "?";
 }
@@ -538,6 +626,7 @@ Scenario parse_yaml(const std::string& text, const std::string& path) {
       throw ScenarioError(path + ":" + std::to_string(a.line) + ": action at " + a.at.str() +
                           " is after the end of the run (duration " + s.duration.str() + ")");
   sort_by_time(s.actions);
+  check_connections(path, s.actions);
   return s;
 }
 

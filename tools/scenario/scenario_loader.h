@@ -25,6 +25,10 @@
 //     - {at: 3ms, detach: {node: H2, mgid: "ff12:4001::1"}}   # ibv_detach_mcast
 //     - {at: 3ms, qp-state: {node: H2, state: rts}}           # reset, init, rtr, rts, err
 //     - {at: 3ms, create-qp: {node: H2, block-self-mcast-lb: true}}
+//     - {at: 3ms, connect: {node: H1, to: H2}}                 # RC through rdma_cm
+//     - {at: 4ms, post: {node: H1, to: H2, op: write, count: 4, size: 4096}}  # also send,
+//                                       # send-imm, write-imm (with imm), read
+//     - {at: 5ms, disconnect: {node: H1, to: H2}}
 //     - {at: 0, subscribe: {node: H8, trap: 66}}
 //     - {at: 5ms, expect: {node: H2, received: 4}}            # or {group, exists, members},
 //                                                             # or {node, trap, reports}
@@ -50,6 +54,9 @@ class ScenarioError : public std::runtime_error {
  public:
   explicit ScenarioError(const std::string& message);
 };
+
+// The largest message a `post` takes (bytes).
+inline constexpr uint32_t kMaxPostSize = 1u << 20;
 
 // The largest scenario file read.
 inline constexpr std::size_t kMaxScenarioBytes = std::size_t{16} << 20;

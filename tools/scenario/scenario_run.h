@@ -66,6 +66,8 @@ class ScenarioRun {
   std::function<void()> bind_attachment(const Action& a);  // attach, detach
   std::function<void()> bind_qp_state(const Action& a);
   std::function<void()> bind_create_qp(const Action& a);
+  // connection_actions.cpp: connect, post, disconnect
+  std::function<void()> bind_connection(const Action& a);
   std::function<void()> bind_subscribe(const Action& a);
   std::function<void()> bind_expect(const Action& a);
   std::function<void()> bind_sm_kill(const Action& a);
