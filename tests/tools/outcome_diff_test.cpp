@@ -138,6 +138,27 @@ TEST(OutcomeDiff, AMessageCountThatIsNoNumberIsRefusedWithItsStep) {
   }
 }
 
+// A connect step whose QPs have `mtu` and `timeout`, and `state`.
+std::string connect_text(const std::string& mtu, const std::string& timeout, const std::string& state = "IBV_QPS_RTS") {
+  std::ostringstream o;
+  const std::string qp = R"({"state":")" + state + R"(","retry_cnt":7,"path_mtu":)" + mtu + R"(,"timeout":)" + timeout + "}";
+  o << R"({"step":0,"at":"1.000ms","line":9,"host":"H2","action":"connect","to":"H1","outcome":{"qp":{"active":)" << qp
+    << R"(,"passive":)" << qp << R"(}},"ok":true})" << "\n";
+  o << R"({"summary":{"scenario":"s","steps":1,"failed":0}})" << "\n";
+  return o.str();
+}
+
+TEST(OutcomeDiff, AConnectionsPathMtuAndAckTimeoutAgreeByRuleButOnlyAsSuch) {
+  const Comparison c = compare(parse(connect_text("4096", "16")), parse(connect_text("1024", "19")));
+  EXPECT_TRUE(c.all_agree());
+  ASSERT_EQ(c.steps[0].fields.size(), 4u);
+  for (const FieldDiff& f : c.steps[0].fields) EXPECT_NE(f.rule, nullptr) << f.field;
+  // An MTU the verbs have not, a timeout past 31, another state: disagreements.
+  EXPECT_FALSE(compare(parse(connect_text("4096", "16")), parse(connect_text("1000", "16"))).all_agree());
+  EXPECT_FALSE(compare(parse(connect_text("4096", "16")), parse(connect_text("4096", "32"))).all_agree());
+  EXPECT_FALSE(compare(parse(connect_text("4096", "16")), parse(connect_text("4096", "16", "IBV_QPS_RTR"))).all_agree());
+}
+
 TEST(OutcomeDiff, RunsOfAnotherScenarioOrAnotherLengthAreRefused) {
   std::string other = run_text(true);
   other.replace(other.find("\"scenario\":\"s\""), 14, "\"scenario\":\"t\"");

@@ -138,6 +138,15 @@ TEST(PassthroughPlan, TheQpActionsAndUnicastPassThroughAndTheReceiverNeedsADevic
   EXPECT_EQ(refusal("  - {at: 0, send: {node: H1, to: H3}}\n"), "s.yaml:4: host 'H3' has no device in --map");
 }
 
+TEST(PassthroughPlan, ConnectionsPassThroughAndTheFarEndNeedsADevice) {
+  EXPECT_EQ(refusal("  - {at: 0, connect: {node: H1, to: H2}}\n"
+                    "  - {at: 0, post: {node: H2, to: H1, op: read, count: 3}}\n"
+                    "  - {at: 0, disconnect: {node: H2, to: H1}}\n"),
+            "");
+  // H3 never acts: it only listens and accepts, and still needs its device.
+  EXPECT_EQ(refusal("  - {at: 0, connect: {node: H1, to: H3}}\n"), "s.yaml:4: host 'H3' has no device in --map");
+}
+
 TEST(PassthroughPlan, TooManyRepetitionsAreRefused) {
   EXPECT_EQ(refusal("  - {at: 0, every: 1us, until: 1s, send: {node: H1, mgid: \"ff12::1\"}}\n"),
             "s.yaml:4: more than 100000 steps (repetitions included), the most a passthrough run takes");

@@ -215,6 +215,67 @@ TEST(ScenarioLoader, QpActionsAndUnicastSends) {
             "s.yaml:4: 'block-self-mcast-lb' is true or false");
 }
 
+TEST(ScenarioLoader, ConnectionsAndThePostsOnThem) {
+  const Scenario s = parse_scenario(
+      "topology: fat-tree:2:4\nduration: 9ms\nactions:\n"
+      "  - {at: 1ms, connect: {node: H2, to: H1}}\n"
+      "  - {at: 2ms, post: {node: H1, to: H2, op: write-imm, imm: 0x10, count: 300, size: 65536}}\n"
+      "  - {at: 2ms, every: 1ms, until: 4ms, post: {node: H2, to: H1, op: read}}\n"
+      "  - {at: 5ms, disconnect: {node: H1, to: H2}}\n"
+      "  - {at: 6ms, post: {node: H1, to: H2, op: send}}\n"
+      "  - {at: 7ms, connect: {node: H1, to: H2}}\n",
+      "s.yaml");
+  ASSERT_EQ(s.actions.size(), 6u);
+  EXPECT_EQ(s.actions[0].kind, Action::Kind::Connect);
+  EXPECT_EQ(s.actions[0].node, "H2");
+  EXPECT_EQ(s.actions[0].conn.to, "H1");
+  EXPECT_EQ(s.actions[1].kind, Action::Kind::Post);
+  EXPECT_EQ(s.actions[1].conn.op, ConnSpec::Op::WriteImm);
+  EXPECT_EQ(s.actions[1].conn.imm, 0x10u);
+  EXPECT_EQ(s.actions[1].conn.count, 300u);
+  EXPECT_EQ(s.actions[1].conn.size, 65536u);
+  EXPECT_EQ(s.actions[2].conn.op, ConnSpec::Op::Read);
+  EXPECT_EQ(s.actions[2].conn.count, 1u);
+  EXPECT_EQ(s.actions[2].conn.size, 64u);
+  EXPECT_EQ(s.actions[3].kind, Action::Kind::Disconnect);
+  EXPECT_EQ(s.actions[4].conn.op, ConnSpec::Op::Send);  // after the disconnect: flushed, not refused
+  EXPECT_EQ(s.actions[5].kind, Action::Kind::Connect);  // the pair again, the other way
+  for (const ConnSpec::Op op : {ConnSpec::Op::Send, ConnSpec::Op::SendImm, ConnSpec::Op::Write,
+                                ConnSpec::Op::WriteImm, ConnSpec::Op::Read})
+    EXPECT_EQ(parse_scenario(std::string("topology: ring:4\nactions:\n  - {at: 0, connect: {node: H1, to: H2}}\n"
+                                         "  - {at: 0, post: {node: H1, to: H2, op: ") +
+                                 to_string(op) + "}}\n",
+                             "s.yaml")
+                  .actions[1]
+                  .conn.op,
+              op);
+  // Each mistake: one line, with the file and the action's line.
+  const std::string head = "topology: ring:4\nactions:\n  - {at: 0, connect: {node: H1, to: H2}}\n  - ";
+  EXPECT_EQ(error_of(head + "{at: 0, post: {node: H1, to: H2, op: atomic}}\n"),
+            "s.yaml:4: 'op': send, send-imm, write, write-imm or read; got 'atomic'");
+  EXPECT_EQ(error_of(head + "{at: 0, post: {node: H1, to: H2, op: write, imm: 1}}\n"),
+            "s.yaml:4: 'imm' belongs to op send-imm or write-imm");
+  EXPECT_EQ(error_of(head + "{at: 0, post: {node: H1, to: H2, count: 0}}\n"), "s.yaml:4: 'count': at least 1");
+  EXPECT_EQ(error_of(head + "{at: 0, post: {node: H1, to: H2, size: 1048577}}\n"),
+            "s.yaml:4: 'size': at most 1048576, got 1048577");
+  EXPECT_EQ(error_of(head + "{at: 0, post: {node: H1}}\n"), "s.yaml:4: 'post' needs a 'node' and a 'to' (the two hosts)");
+  EXPECT_EQ(error_of(head + "{at: 0, connect: {node: H3, to: H3}}\n"), "s.yaml:4: 'connect': 'H3' is both ends ('to')");
+  EXPECT_EQ(error_of(head + "{at: 0, connect: {node: H1, to: H2, op: send}}\n"),
+            "s.yaml:4: unknown key 'op' in 'connect' (known: node, to)");
+  EXPECT_EQ(error_of(head + "{at: 0, connect: {node: H2, to: H1}}\n"),
+            "s.yaml:4: 'connect' H2 and H1 are connected already");
+  EXPECT_EQ(error_of(head + "{at: 0, post: {node: H1, to: H3}}\n"),
+            "s.yaml:4: 'post' needs a connection between H1 and H3 ('connect' before it)");
+  EXPECT_EQ(error_of(head + "{at: 0, disconnect: {node: H2, to: H1}}\n  - {at: 1ms, disconnect: {node: H1, to: H2}}\n"),
+            "s.yaml:5: 'disconnect' H1 and H2 are disconnected already");
+  EXPECT_EQ(error_of(head + "{at: 0, every: 1ms, until: 2ms, disconnect: {node: H2, to: H1}}\n"),
+            "s.yaml:4: 'disconnect' happens once: no 'every'");
+  // Time orders them, not the file: a post written first but later is fine, one earlier is not.
+  EXPECT_EQ(error_of("topology: ring:4\nactions:\n  - {at: 1ms, connect: {node: H1, to: H2}}\n"
+                     "  - {at: 0, post: {node: H1, to: H2}}\n"),
+            "s.yaml:4: 'post' needs a connection between H1 and H2 ('connect' before it)");
+}
+
 TEST(ScenarioLoader, LinkReferences) {
   LinkRef r;
   EXPECT_TRUE(parse_link_ref("L1[5]", r));

@@ -174,6 +174,7 @@ int Commands::validate() {
       const std::string h = validate::field_of(f, "host");
       if (node.empty()) node = h;
       hosts.insert(h);
+      if (f.count("to")) hosts.insert(validate::field_of(f, "to"));  // a send's receiver, a connection's far end
     }
     std::string map;
     for (const std::string& h : hosts) map += (map.empty() ? "" : ",") + h + "=ibfab0";

@@ -29,6 +29,9 @@ class JsonObject {
   std::string body_;
 };
 
+// A call's result: {"rc": rc, "errno": err, or 0 when rc is 0}.
+inline JsonObject call_outcome(int rc, int err) { return JsonObject().add("rc", rc).add("errno", rc ? err : 0); }
+
 // `text` as a JSON string, quotes included.
 std::string json_string(std::string_view text);
 // "0x" and `digits` lowercase hex digits: Q_Keys, LIDs.

@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 
+#include "tools/passthrough/completion_tally.h"
+
 namespace ibfab::passthrough {
 namespace {
 
@@ -18,17 +20,6 @@ using Clock = std::chrono::steady_clock;
 std::string gid_text(const uint8_t* raw) {
   char buf[INET6_ADDRSTRLEN];
   return inet_ntop(AF_INET6, raw, buf, sizeof buf) ? buf : "?";
-}
-
-JsonObject call_outcome(int rc, int err) { return JsonObject().add("rc", rc).add("errno", rc ? err : 0); }
-
-const char* wc_opcode_name(ibv_wc_opcode op) {
-  switch (op) {
-    case IBV_WC_RECV: return "IBV_WC_RECV";
-    case IBV_WC_RECV_RDMA_WITH_IMM: return "IBV_WC_RECV_RDMA_WITH_IMM";
-    case IBV_WC_SEND: return "IBV_WC_SEND";
-    default: return "other";
-  }
 }
 
 int64_t microseconds_since(Clock::time_point t) {
@@ -63,11 +54,16 @@ PassthroughRun::PassthroughRun(const scenario::Scenario& s, const HostMap& map, 
   // reposting as messages arrive.
   uint64_t sends = 0;
   uint32_t size = 8;
-  for (const Step& st : steps_)
-    if (st.action->kind == Kind::Send) {
-      sends += st.action->mcast.count;
-      size = std::max(size, st.action->mcast.size);
+  for (const Step& st : steps_) {
+    const scenario::Action& a = *st.action;
+    if (a.kind == Kind::Send) {
+      sends += a.mcast.count;
+      size = std::max(size, a.mcast.size);
+    } else if (a.kind == Kind::Connect || a.kind == Kind::Post) {
+      uint32_t& largest = largest_post_[std::minmax(a.node, a.conn.to)];
+      largest = std::max(largest, a.kind == Kind::Post ? a.conn.size : 0u);
     }
+  }
   const auto depth = static_cast<uint32_t>(std::clamp<uint64_t>(sends, 64, 4096));
   for (const std::string& name : hosts) {
     auto h = std::make_unique<HostState>();
@@ -250,33 +246,13 @@ JsonObject PassthroughRun::send(HostState& h, const scenario::Action& a, std::si
     if (rc == 0) ++posted;
   }
   if (!timed_out) timed_out = !wait_until([&] { return r.sent.size() - base >= posted; });
-  // Completions by status and opcode (an error's opcode is undefined: null),
-  // in the order each first came.
-  struct Tally {
-    ibv_wc_status status;
-    std::optional<ibv_wc_opcode> opcode;
-    uint32_t count;
-  };
-  std::vector<Tally> kinds;
-  for (std::size_t i = base; i < r.sent.size(); ++i) {
-    const RdmaHost::Sent& c = r.sent[i];
-    const std::optional<ibv_wc_opcode> op =
-        c.status == IBV_WC_SUCCESS ? std::optional<ibv_wc_opcode>(c.opcode) : std::nullopt;
-    auto k = std::find_if(kinds.begin(), kinds.end(), [&](const Tally& x) { return x.status == c.status && x.opcode == op; });
-    if (k == kinds.end()) kinds.push_back({c.status, op, 1});
-    else ++k->count;
-  }
-  std::string list = "[";
-  for (const Tally& k : kinds) {
-    JsonObject o;
-    o.add("status", ibv_wc_status_str(k.status));
-    if (k.opcode) o.add("opcode", wc_opcode_name(*k.opcode));
-    else o.add_null("opcode");
-    list += (list.size() > 1 ? "," : "") + o.add("count", k.count).str();
-  }
-  out.add("posted", posted).add("post", call_outcome(rc, err)).add_json("completions", list + "]").add("timed_out", timed_out);
-  ok = posted == a.mcast.count && !timed_out && kinds.size() == 1 && kinds[0].status == IBV_WC_SUCCESS &&
-       kinds[0].count == posted;
+  out.add("posted", posted)
+      .add("post", call_outcome(rc, err))
+      .add_json("completions", completion_tally(r.sent, base, false))
+      .add("timed_out", timed_out);
+  ok = posted == a.mcast.count && !timed_out && r.sent.size() - base == posted &&
+       std::all_of(r.sent.begin() + static_cast<std::ptrdiff_t>(base), r.sent.end(),
+                   [](const RdmaHost::Sent& c) { return c.status == IBV_WC_SUCCESS; });
   return out.add("raw", JsonObject().add("elapsed_us", microseconds_since(start)));
 }
 
@@ -368,6 +344,18 @@ JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action&
       .add_json("messages", list + "]");
 }
 
+JsonObject PassthroughRun::connection(const scenario::Action& a, std::size_t step, bool& ok) {
+  const Pair pair = std::minmax(a.node, a.conn.to);
+  std::unique_ptr<RcConnection>& c = connections_[pair];
+  if (a.kind == Kind::Connect) {
+    c.reset();  // a connection made again: the old one's ids and QPs go first
+    c = std::make_unique<RcConnection>(*host(a.node).rdma, *host(a.conn.to).rdma, largest_post_[pair], timeout_);
+    return c->connect(ok);
+  }
+  if (a.kind == Kind::Post) return c->post(a.node, a.conn, static_cast<uint32_t>(step), ok);
+  return c->disconnect(a.node, ok);
+}
+
 int PassthroughRun::run(std::ostream& out) {
   int failed = 0;
   for (std::size_t i = 0; i < steps_.size(); ++i) {
@@ -405,6 +393,18 @@ int PassthroughRun::run(std::ostream& out) {
       case Kind::CreateQp:
         rec.add("block_self_mcast_lb", a.block_self_mcast_lb);
         rec.add("outcome", create_qp(h, a, ok));
+        break;
+      case Kind::Connect:
+      case Kind::Disconnect:
+        rec.add("to", a.conn.to);
+        rec.add("outcome", connection(a, i, ok));
+        break;
+      case Kind::Post:
+        rec.add("to", a.conn.to).add("op", scenario::to_string(a.conn.op)).add("count", a.conn.count)
+            .add("size", a.conn.size);
+        if (a.conn.op == scenario::ConnSpec::Op::SendImm || a.conn.op == scenario::ConnSpec::Op::WriteImm)
+          rec.add("imm", hex(a.conn.imm, 8));
+        rec.add("outcome", connection(a, i, ok));
         break;
       default:
         rec.add("outcome", expect_received(h, a, ok));

@@ -3,6 +3,7 @@
 // librdmacm the loader found) and writes the API-visible outcome of each
 // step as one JSON line (docs/ARCHITECTURE.md, "tools/passthrough/").
 #include <chrono>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "tools/passthrough/host_map.h"
 #include "tools/passthrough/json_line.h"
+#include "tools/passthrough/rc_connection.h"
 #include "tools/passthrough/rdma_host.h"
 #include "tools/passthrough/step_plan.h"
 #include "tools/scenario/scenario.h"
@@ -40,6 +42,9 @@ class PassthroughRun {
   JsonObject qp_state(HostState& h, const scenario::Action& a, bool& ok);
   JsonObject create_qp(HostState& h, const scenario::Action& a, bool& ok);
   JsonObject expect_received(HostState& h, const scenario::Action& a, bool& ok);
+  // connect, post, disconnect: on the pair's RcConnection (a connect makes
+  // a new one).
+  JsonObject connection(const scenario::Action& a, std::size_t step, bool& ok);
   std::pair<ibv_gid, uint16_t> attachment(HostState& h, const scenario::Action& a) const;
   // Takes completions and events on every host until done() or `limit`
   // (the step timeout when zero) has passed; false at the limit.
@@ -50,6 +55,10 @@ class PassthroughRun {
   const scenario::Scenario& scenario_;
   std::vector<Step> steps_;
   std::vector<std::unique_ptr<HostState>> hosts_;
+  // By the pair's names, the lower first; and each pair's largest post.
+  using Pair = std::pair<std::string, std::string>;
+  std::map<Pair, std::unique_ptr<RcConnection>> connections_;
+  std::map<Pair, uint32_t> largest_post_;
   Family family_;
   std::chrono::milliseconds timeout_;
   // How long an expect step keeps listening once its count is reached, so

@@ -25,10 +25,6 @@ void put_be32(uint8_t* p, uint32_t v) {
   p[3] = static_cast<uint8_t>(v);
 }
 
-uint32_t get_be32(const uint8_t* p) {
-  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
-}
-
 // The machine's addresses of `family` rdma_cm may bind to: neither
 // loopback nor link-local (which would need a scope).
 std::vector<sockaddr_storage> candidate_addresses(Family family) {
@@ -77,6 +73,28 @@ ibv_gid own_gid(const rdma_cm_id& id, bool infiniband) {
 }
 
 }  // namespace
+
+uint32_t get_be32(const uint8_t* p) {
+  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
+}
+
+void fill_message(uint8_t* p, uint32_t size, uint32_t seq, uint32_t step) {
+  uint8_t header[8];
+  put_be32(header, seq);
+  put_be32(header + 4, step);
+  for (uint32_t i = 0; i < size; ++i) p[i] = i < 8 ? header[i] : pattern_byte(seq, i - 8);
+}
+
+const char* wc_opcode_name(ibv_wc_opcode op) {
+  switch (op) {
+    case IBV_WC_SEND: return "IBV_WC_SEND";
+    case IBV_WC_RDMA_WRITE: return "IBV_WC_RDMA_WRITE";
+    case IBV_WC_RDMA_READ: return "IBV_WC_RDMA_READ";
+    case IBV_WC_RECV: return "IBV_WC_RECV";
+    case IBV_WC_RECV_RDMA_WITH_IMM: return "IBV_WC_RECV_RDMA_WITH_IMM";
+    default: return "other";
+  }
+}
 
 void check_device_port(const DevicePort& dp) {
   int n = 0;
@@ -270,10 +288,7 @@ bool RdmaHost::post_receive(uint32_t slot) {
 
 int RdmaHost::post_send(ibv_ah* ah, uint32_t qpn, uint32_t qkey, uint32_t seq, uint32_t step, uint32_t size) {
   uint8_t* p = &buffers_[std::size_t{recv_slots_ + seq % kSendSlots} * slot_size_];
-  uint8_t header[8];
-  put_be32(header, seq);
-  put_be32(header + 4, step);
-  for (uint32_t i = 0; i < size; ++i) p[i] = i < 8 ? header[i] : pattern_byte(seq, i - 8);
+  fill_message(p, size, seq, step);
   ibv_sge sge{reinterpret_cast<uintptr_t>(p), size, mr_->lkey};
   ibv_send_wr wr{};
   wr.wr_id = seq;

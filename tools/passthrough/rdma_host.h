@@ -54,6 +54,14 @@ struct CmEvent {
 // The payload byte i (past the header) of message `seq`.
 inline uint8_t pattern_byte(uint32_t seq, uint32_t i) { return static_cast<uint8_t>(seq * 7 + i); }
 
+// Writes message `seq` of step `step`, `size` bytes, at `p`: the header
+// (as far as it fits), then the pattern.
+void fill_message(uint8_t* p, uint32_t size, uint32_t seq, uint32_t step);
+uint32_t get_be32(const uint8_t* p);
+
+// A work completion's opcode as verbs names it ("IBV_WC_RDMA_READ").
+const char* wc_opcode_name(ibv_wc_opcode op);
+
 class RdmaHost {
  public:
   // Binds to `dp`'s address of `family`, makes the QP and posts

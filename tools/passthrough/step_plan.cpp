@@ -44,7 +44,10 @@ std::string why_not(const scenario::Action& a) {
     case Kind::Attach:
     case Kind::Detach:
     case Kind::QpState:
-    case Kind::CreateQp: return "";
+    case Kind::CreateQp:
+    case Kind::Connect:
+    case Kind::Post:
+    case Kind::Disconnect: return "";
   }
   return "unknown action";
 }
@@ -74,10 +77,11 @@ std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, Fa
     if (!map.contains(host))
       throw Refusal(s.file + ":" + std::to_string(a->line) + ": host '" + host + "' has no device in --map");
     used.insert(host);
-    if (!a->mcast.to.empty()) {
-      if (!map.contains(a->mcast.to))
-        throw Refusal(s.file + ":" + std::to_string(a->line) + ": host '" + a->mcast.to + "' has no device in --map");
-      used.insert(a->mcast.to);
+    for (const std::string& to : {a->mcast.to, a->conn.to}) {
+      if (to.empty()) continue;
+      if (!map.contains(to))
+        throw Refusal(s.file + ":" + std::to_string(a->line) + ": host '" + to + "' has no device in --map");
+      used.insert(to);
     }
     if (!a->mcast.mgid.empty()) {
       const std::string address = address_text(group_address(a->mcast.mgid, family));

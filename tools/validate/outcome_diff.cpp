@@ -62,6 +62,17 @@ bool numbers(const std::string& m, const std::string& r) {
   return digits(m) && digits(r);
 }
 
+// Two path MTUs of the verbs' set (ibv_query_qp's path_mtu in bytes).
+bool mtus(const std::string& m, const std::string& r) {
+  static const std::set<std::string> kMtus = {"256", "512", "1024", "2048", "4096"};
+  return kMtus.count(m) && kMtus.count(r);
+}
+
+// Two ACK timeout exponents (IBTA: 0 to 31).
+bool ack_timeouts(const std::string& m, const std::string& r) {
+  return numbers(m, r) && m.size() <= 2 && r.size() <= 2 && std::stoi(m) <= 31 && std::stoi(r) <= 31;
+}
+
 bool is(const Fields& f, const char* key, const char* value) { return field_of(f, key) == value; }
 
 bool unicast_without_grh(const Fields& m, const Fields& r) {
@@ -114,6 +125,12 @@ Fields without_messages(const Fields& f, const std::set<std::string>& left_out, 
 
 }  // namespace
 
+const char* const kPathMtuRule =
+    "path MTU: the PathRecord's on InfiniBand, the IP interface's MTU on RoCE (1500 bytes: 1024)";
+const char* const kAckTimeoutRule =
+    "ACK timeout: from the path's packet lifetime, the PathRecord's on InfiniBand (0 to the port itself), "
+    "the kernel's constant on RoCE";
+
 const char* const kLeftOutMessages = "the messages of a step that differs by rule are not compared";
 
 const std::vector<StepRule> kStepRules = {
@@ -132,6 +149,10 @@ const std::vector<Rule> kRules = {
     {"outcome.mgid", "MGID: the link layer's mapping of the group's IPv4 address", same_ipv4_group},
     {"outcome.event.ah.dlid_set", "LID: a group's MLID on InfiniBand, no LIDs on RoCE", lid_only_on_ib},
     {"outcome.event.ah.hop_limit", "hop limit: the MCMemberRecord's on InfiniBand, the IP TTL on RoCE", numbers},
+    {"outcome.qp.active.path_mtu", kPathMtuRule, mtus},
+    {"outcome.qp.passive.path_mtu", kPathMtuRule, mtus},
+    {"outcome.qp.active.timeout", kAckTimeoutRule, ack_timeouts},
+    {"outcome.qp.passive.timeout", kAckTimeoutRule, ack_timeouts},
 };
 
 namespace {
