@@ -27,7 +27,7 @@
 
 namespace ibfab::api {
 
-inline constexpr uint32_t kProtocolVersion = 5;
+inline constexpr uint32_t kProtocolVersion = 6;
 inline constexpr std::size_t kNodeNameSize = 64;
 inline constexpr std::size_t kMaxPkeys = 128;
 inline constexpr std::size_t kMaxPorts = 4;
@@ -124,7 +124,12 @@ struct Hello {
 struct HelloReply {
   int32_t status = 0;  // 0 or -errno (-ENODEV: no such host or port)
   uint32_t handle = 0; // MadPort: what RegisterAgent names it by
+  uint32_t flags = 0;  // kEveryHostLocal
 };
+// HelloReply::flags: every host is local to every client (`ibfab serve
+// --every-host-local`, and embedded mode): a client sees every host's HCA
+// and may bind any host's address.
+inline constexpr uint32_t kEveryHostLocal = 1;
 
 // One HCA port as the SM configured it.
 struct PortRecord {

@@ -35,7 +35,7 @@ int read_reply(int fd, api::MsgType type, void* out, std::size_t size) {
 
 }  // namespace
 
-int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t port, uint32_t& handle) {
+int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t port, uint32_t& handle, uint32_t* flags) {
   api::Hello h;
   h.pid = static_cast<uint32_t>(::getpid());
   h.kind = kind;
@@ -52,6 +52,7 @@ int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t por
   if (const int e = read_reply(fd, api::MsgType::HelloReply, &r, sizeof r)) return e;
   if (r.status) return r.status;
   handle = r.handle;
+  if (flags) *flags = r.flags;
   return 0;
 }
 
@@ -95,13 +96,14 @@ Session* Session::get(std::string* error) {
     } else if (const int fd = api::connect_to(path, &why); fd < 0) {
       // `why` says: no engine, permission denied, or another user's engine
     } else {
-      uint32_t handle = 0;
-      if (const int e = greet(fd, node, api::ConnectionKind::Control, 0, handle)) {
+      uint32_t handle = 0, flags = 0;
+      if (const int e = greet(fd, node, api::ConnectionKind::Control, 0, handle, &flags)) {
         why = api::refusal(e).empty() ? std::string(node) + ": " + std::strerror(-e)
                                       : "refused by the ibfab engine at " + path + ": " + api::refusal(e);
         ::close(fd);
       } else {
-        session = new Session(fd, node, path, embedded);  // lives as long as the process
+        // lives as long as the process
+        session = new Session(fd, node, path, embedded || (flags & api::kEveryHostLocal) != 0);
       }
     }
   }
@@ -136,7 +138,7 @@ std::string Session::node_of(const std::string& name) {
 std::vector<DeviceEntry> Session::devices() {
   std::call_once(devices_once_, [this] {
     if (!node_.empty()) devices_.push_back({"ibfab0", node_});
-    if (!embedded_) return;
+    if (!every_host_) return;
     auto r = std::make_unique<api::HostsReply>();
     for (uint32_t first = 0;; first += r->count) {
       const api::ListHosts req{first};

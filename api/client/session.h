@@ -41,8 +41,9 @@ class Session {
   const std::string& node() const { return node_; }
   const std::string& socket() const { return socket_; }
   // The HCAs this process sees. Served: its host's, "ibfab0". Embedded
-  // (IBFAB_TOPOLOGY): every host's, IBFAB_NODE's first (if set), then the
-  // others in the topology's order, "ibfab0", "ibfab1", ...
+  // (IBFAB_TOPOLOGY), or served with every host local (`ibfab serve
+  // --every-host-local`): every host's, IBFAB_NODE's first (if set), then
+  // the others in the topology's order, "ibfab0", "ibfab1", ...
   // Asked once: the hosts of a fabric do not change.
   std::vector<DeviceEntry> devices();
   // The host's HCA (or `node`'s) as the engine sees it now; nullopt if the
@@ -59,8 +60,8 @@ class Session {
   int unregister_agent(uint32_t handle, uint32_t agent);
 
  private:
-  Session(int fd, std::string node, std::string socket, bool embedded)
-      : fd_(fd), node_(std::move(node)), socket_(std::move(socket)), embedded_(embedded) {}
+  Session(int fd, std::string node, std::string socket, bool every_host)
+      : fd_(fd), node_(std::move(node)), socket_(std::move(socket)), every_host_(every_host) {}
   // Sends a request and waits for the reply of type `reply_type`; returns
   // 0 or -errno.
   int request(api::MsgType type, const void* body, std::size_t size, api::MsgType reply_type, void* reply,
@@ -70,7 +71,7 @@ class Session {
   int fd_;
   std::string node_;
   std::string socket_;
-  bool embedded_;
+  bool every_host_;  // every host is local: embedded, or an engine served with --every-host-local
   std::once_flag devices_once_;
   std::vector<DeviceEntry> devices_;
 };
@@ -83,6 +84,7 @@ using EmbeddedStarter = std::string (*)(const std::string& topology, std::string
 void register_embedded_starter(EmbeddedStarter starter);
 
 // Sends Hello on `fd` and reads the reply: 0 and `handle`, or -errno.
-int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t port, uint32_t& handle);
+int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t port, uint32_t& handle,
+          uint32_t* flags = nullptr);
 
 }  // namespace ibfab::client

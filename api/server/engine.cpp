@@ -553,6 +553,7 @@ bool Engine::hello(Connection& c, std::span<const uint8_t> msg, ReceivedFds& fds
     return refuse(c, EPROTO, "bad Hello (protocol version " + std::to_string(kProtocolVersion) + " expected)");
   const std::string node(h->node, strnlen(h->node, sizeof h->node));
   HelloReply r;
+  r.flags = options_.every_host_local ? kEveryHostLocal : 0;
   fabric::Hca* hca = fabric_->find_hca(node);
   const bool hostless = node.empty() && (h->kind == ConnectionKind::Control || h->kind == ConnectionKind::Cm);
   if (h->kind == ConnectionKind::Verbs && fds.count != 1) return refuse(c, EPROTO, "a verbs Hello brings its async fd");

@@ -33,11 +33,20 @@ TEST(PassthroughMap, DevicesPortsAndSharedPorts) {
   EXPECT_EQ(m.at("H2").device, "mlx5_0");
   EXPECT_EQ(m.at("H2").port, 2);
   EXPECT_EQ(m.at("H3").device, "rxe0");
+  EXPECT_EQ(m.at("H3").address, "");
+  const HostMap a = parse_host_map("H1=ibfab0@10.1.0.1,H2=ibfab1:2@fd00:0:0:1::2");
+  EXPECT_EQ(a.at("H1").device, "ibfab0");
+  EXPECT_EQ(a.at("H1").address, "10.1.0.1");
+  EXPECT_EQ(a.at("H2").device, "ibfab1");
+  EXPECT_EQ(a.at("H2").port, 2);
+  EXPECT_EQ(a.at("H2").address, "fd00:0:0:1::2");
 }
 
 TEST(PassthroughMap, BadEntriesSayWhich) {
-  EXPECT_EQ(map_error("H1"), "--map: expected HOST=DEVICE[:PORT], got 'H1'");
-  EXPECT_EQ(map_error("H1=rxe0,=rxe1"), "--map: expected HOST=DEVICE[:PORT], got '=rxe1'");
+  EXPECT_EQ(map_error("H1"), "--map: expected HOST=DEVICE[:PORT][@ADDRESS], got 'H1'");
+  EXPECT_EQ(map_error("H1=rxe0,=rxe1"), "--map: expected HOST=DEVICE[:PORT][@ADDRESS], got '=rxe1'");
+  EXPECT_EQ(map_error("H1=rxe0@10.1.0"), "--map: 'H1=rxe0@10.1.0': '10.1.0' is no IPv4 or IPv6 address");
+  EXPECT_EQ(map_error("H1=@10.1.0.1"), "--map: 'H1=@10.1.0.1' names no device");
   EXPECT_EQ(map_error("H1=rxe0:0"), "--map: 'H1=rxe0:0': the port is a number from 1 to 255");
   EXPECT_EQ(map_error("H1=rxe0:1x"), "--map: 'H1=rxe0:1x': the port is a number from 1 to 255");
   EXPECT_EQ(map_error("H1=:1"), "--map: 'H1=:1' names no device");
@@ -45,7 +54,7 @@ TEST(PassthroughMap, BadEntriesSayWhich) {
   EXPECT_NE(map_error(""), "");
 }
 
-const HostMap kMap = {{"H1", {"rxe0", 1}}, {"H2", {"rxe1", 1}}};
+const HostMap kMap = {{"H1", {"rxe0", 1, ""}}, {"H2", {"rxe1", 1, ""}}};
 
 std::string refusal(const std::string& action) {
   const scenario::Scenario s =

@@ -202,7 +202,7 @@ REFUSALS = {
                    r"node \"\*\" means every host of the model's topology: name the hosts"),
     "unmapped-host": ("  - {at: 1ms, join: {node: H7, mgid: \"ff12:4001::1\"}}\n",
                       r"ibfab-passthrough: .*scenario\.yaml:4: host 'H7' has no device in --map"),
-    "bad-map": ("", r"ibfab-passthrough: --map: expected HOST=DEVICE\[:PORT\], got 'H1'"),
+    "bad-map": ("", r"ibfab-passthrough: --map: expected HOST=DEVICE\[:PORT\]\[@ADDRESS\], got 'H1'"),
 }
 
 

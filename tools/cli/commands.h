@@ -53,6 +53,7 @@ class Commands {
   std::string socket_, sm_ = "builtin", sm_node_, node_;
   int64_t rx_grace_us_ = 10000;
   bool sa_no_send_only_ = false;
+  bool every_host_local_ = false;  // serve --every-host-local
   std::string partitions_;  // serve --partitions
   std::string routing_ = "minhop";  // serve --routing
   std::size_t max_clients_ = 4096;

@@ -74,6 +74,11 @@ void Commands::add_serve_exec(CLI::App& app) {
                     "The built-in SM's routing engine, as `opensm -R` names it (minhop, updn, ftree)")
       ->capture_default_str()
       ->check(CLI::IsMember({"minhop", "updn", "ftree"}));
+  serve->add_flag("--every-host-local", every_host_local_,
+                  "Every host is local to every client: a program sees every host's HCA as a device (its\n"
+                  "own host's first, `ibfab0`, then the others in the topology's order) and may bind any\n"
+                  "host's address with rdma_cm, as one machine with all the HCAs would; for a program that\n"
+                  "acts as several hosts at once (`ibfab validate` runs its model side so)");
   serve->add_option("--max-clients", max_clients_,
                     "Connections served at once (a program holds one to four per device it opens);\n"
                     "more are refused with an error the program reports")
@@ -118,6 +123,7 @@ int Commands::serve() {
   o.sa_send_only_full = !sa_no_send_only_;
   o.partitions = partitions_;
   o.routing = routing_;
+  o.every_host_local = every_host_local_;
   if (routing_ != "minhop" && !o.builtin_sm)
     throw std::runtime_error("--routing configures the built-in SM: with --sm none give the engine to opensm -R");
   if (!partitions_.empty() && !o.builtin_sm)

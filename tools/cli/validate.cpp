@@ -18,11 +18,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "fabric/topology/address_plan.h"
+#include "fabric/topology/topology_spec.h"
 #include "tools/cli/commands.h"
 #include "tools/scenario/scenario_loader.h"
 #include "tools/validate/outcome_diff.h"
@@ -85,11 +88,34 @@ void passthrough(const std::vector<std::string>& prefix, const std::string& scen
   if (status != 0 && status != 1) throw std::runtime_error(std::string(what) + ": " + last_line(log));
 }
 
+// The model's map: each host of the run on its own HCA, port 1, bound to
+// that port's IPv4 address. The engine serves every host to one client
+// (--every-host-local): `node`'s HCA is ibfab0, the others follow in the
+// topology's order (api/client/session.h).
+std::string model_map(const std::string& topology, const std::set<std::string>& hosts, const std::string& node) {
+  const topo::Topology t = topo::load_topology(topology);
+  const topo::AddressPlan plan(t, topo::AddressOptions{});
+  std::map<std::string, std::string> device;
+  device[node] = "ibfab0";
+  for (const topo::NodeDesc& n : t.nodes())
+    if (n.kind == topo::NodeKind::Hca && n.name != node) device[n.name] = "ibfab" + std::to_string(device.size());
+  std::string map;
+  for (const std::string& h : hosts) {
+    const auto i = t.find(h);
+    const topo::PortAddress* a = i ? plan.of(*i, 1) : nullptr;
+    if (!a || !device.count(h) || !a->ipv4)
+      throw std::invalid_argument("host '" + h + "' of the real run has no HCA with an IPv4 address in the model");
+    map += (map.empty() ? "" : ",") + h + "=" + device[h] + "@" + topo::AddressPlan::ipv4_text(a->ipv4);
+  }
+  return map;
+}
+
 // An `ibfab serve` of `topology` on a socket of its own, stopped when this goes.
 class Engine {
  public:
   Engine(const std::string& topology, const fs::path& dir) : socket_(dir / "ibfab.sock"), log_(dir / "serve.log") {
-    pid_ = spawn({(self_dir() / "ibfab").string(), "serve", "--topology", topology, "--socket", socket_.string()},
+    pid_ = spawn({(self_dir() / "ibfab").string(), "serve", "--topology", topology, "--socket", socket_.string(),
+                  "--every-host-local"},
                  log_);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (!accepts()) {
@@ -166,8 +192,8 @@ int Commands::validate() {
   const validate::Run real = read(real_file);
   fs::path model_file = model_;
   if (model_file.empty()) {
-    // Every host of the real run on one HCA of the model, as the runner's
-    // ids share a device port: the first host's.
+    // Every host of the real run on its own HCA of the model, the process
+    // attached to the first host's.
     std::set<std::string> hosts;
     std::string node;
     for (const validate::Fields& f : real.steps) {
@@ -176,8 +202,7 @@ int Commands::validate() {
       hosts.insert(h);
       if (f.count("to")) hosts.insert(validate::field_of(f, "to"));  // a send's receiver, a connection's far end
     }
-    std::string map;
-    for (const std::string& h : hosts) map += (map.empty() ? "" : ",") + h + "=ibfab0";
+    const std::string map = model_map(s.topology, hosts, node);
     model_file = tmp.path() / "model.jsonl";
     Engine engine(s.topology, tmp.path());
     passthrough({(self_dir() / "ibfab").string(), "exec", "--socket", engine.socket().string(), "--node", node, "--"},

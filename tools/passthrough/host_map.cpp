@@ -1,5 +1,7 @@
 #include "tools/passthrough/host_map.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <sstream>
 
@@ -11,10 +13,17 @@ HostMap parse_host_map(const std::string& text) {
   for (std::string item; std::getline(in, item, ',');) {
     const auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw std::invalid_argument("--map: expected HOST=DEVICE[:PORT], got '" + item + "'");
+      throw std::invalid_argument("--map: expected HOST=DEVICE[:PORT][@ADDRESS], got '" + item + "'");
     const std::string host = item.substr(0, eq);
     std::string device = item.substr(eq + 1);
     DevicePort dp;
+    if (const auto at = device.find('@'); at != std::string::npos) {
+      dp.address = device.substr(at + 1);
+      in6_addr bytes{};
+      if (::inet_pton(AF_INET, dp.address.c_str(), &bytes) != 1 && ::inet_pton(AF_INET6, dp.address.c_str(), &bytes) != 1)
+        throw std::invalid_argument("--map: '" + item + "': '" + dp.address + "' is no IPv4 or IPv6 address");
+      device.resize(at);
+    }
     if (const auto colon = device.rfind(':'); colon != std::string::npos) {
       const std::string digits = device.substr(colon + 1);
       unsigned port = 0;
@@ -28,7 +37,7 @@ HostMap parse_host_map(const std::string& text) {
     dp.device = device;
     if (!map.emplace(host, dp).second) throw std::invalid_argument("--map: host '" + host + "' is mapped twice");
   }
-  if (map.empty()) throw std::invalid_argument("--map: expected HOST=DEVICE[:PORT],... (e.g. H1=rxe0,H2=rxe1:1)");
+  if (map.empty()) throw std::invalid_argument("--map: expected HOST=DEVICE[:PORT][@ADDRESS],... (e.g. H1=rxe0,H2=rxe1:1)");
   return map;
 }
 

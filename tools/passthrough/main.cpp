@@ -21,8 +21,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ibfab-passthrough SCENARIO --map H1=DEV[:PORT],H2=DEV[:PORT]... [--family ipv4|ipv6] [--out FILE]\n"
-    "                         [--timeout-ms N]\n"
+    "usage: ibfab-passthrough SCENARIO --map H1=DEV[:PORT][@ADDRESS],H2=DEV[:PORT]... [--family ipv4|ipv6]\n"
+    "                         [--out FILE] [--timeout-ms N]\n"
     "Runs the scenario's host actions (joins, leaves, multicast and unicast sends, attach, detach,\n"
     "qp-state, create-qp, received-count expectations; RC connections: connect, post, disconnect)\n"
     "through libibverbs and librdmacm on the mapped device ports, in time order, and writes each\n"
@@ -30,7 +30,8 @@ constexpr const char* kUsage =
     "(stdout, or FILE). --timeout-ms: how long a step waits for its events (default 10000).\n"
     "--family: the hosts bind to their device's address of this family, and join a group MGID as an\n"
     "IPv4 address 239.X.Y.Z (X.Y.Z its last three bytes; the default: RoCEv2 joins only IPv4 groups)\n"
-    "or as the IPv6 address it spells.\n";
+    "or as the IPv6 address it spells. @ADDRESS: the address the host binds (default: the first\n"
+    "of the machine's addresses of the family that rdma_cm puts on that device port).\n";
 
 int bad(const std::string& line) {
   std::fprintf(stderr, "ibfab-passthrough: %s\n", line.c_str());

@@ -129,7 +129,21 @@ void check_device_port(const DevicePort& dp) {
 }
 
 void RdmaHost::bind_to_port(const DevicePort& dp, Family family) {
-  for (sockaddr_storage& a : candidate_addresses(family)) {
+  std::vector<sockaddr_storage> candidates = candidate_addresses(family);
+  if (!dp.address.empty()) {
+    sockaddr_storage given{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&given);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&given);
+    if (family == Family::Ipv4 && ::inet_pton(AF_INET, dp.address.c_str(), &v4->sin_addr) == 1) {
+      v4->sin_family = AF_INET;
+    } else if (family == Family::Ipv6 && ::inet_pton(AF_INET6, dp.address.c_str(), &v6->sin6_addr) == 1) {
+      v6->sin6_family = AF_INET6;
+    } else {
+      throw SetupError("address " + dp.address + " is not " + to_string(family) + " (--family)");
+    }
+    candidates = {given};
+  }
+  for (sockaddr_storage& a : candidates) {
     rdma_cm_id* id = nullptr;
     if (rdma_create_id(channel_, &id, this, RDMA_PS_UDP) != 0)
       throw SetupError("device '" + dp.device + "': " + errno_text("rdma_create_id"));
@@ -140,6 +154,9 @@ void RdmaHost::bind_to_port(const DevicePort& dp, Family family) {
     }
     rdma_destroy_id(id);
   }
+  if (!dp.address.empty())
+    throw SetupError("device '" + dp.device + "' port " + std::to_string(dp.port) + ": rdma_bind_addr to " +
+                     dp.address + " does not put rdma_cm on it");
   throw SetupError("device '" + dp.device + "' port " + std::to_string(dp.port) + ": no " + to_string(family) +
                    " address of the machine binds rdma_cm to it (rdma_bind_addr): it has no such interface address");
 }

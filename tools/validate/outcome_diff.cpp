@@ -68,11 +68,6 @@ bool mtus(const std::string& m, const std::string& r) {
   return kMtus.count(m) && kMtus.count(r);
 }
 
-// Two ACK timeout exponents (IBTA: 0 to 31).
-bool ack_timeouts(const std::string& m, const std::string& r) {
-  return numbers(m, r) && m.size() <= 2 && r.size() <= 2 && std::stoi(m) <= 31 && std::stoi(r) <= 31;
-}
-
 bool is(const Fields& f, const char* key, const char* value) { return field_of(f, key) == value; }
 
 bool unicast_without_grh(const Fields& m, const Fields& r) {
@@ -127,9 +122,6 @@ Fields without_messages(const Fields& f, const std::set<std::string>& left_out, 
 
 const char* const kPathMtuRule =
     "path MTU: the PathRecord's on InfiniBand, the IP interface's MTU on RoCE (1500 bytes: 1024)";
-const char* const kAckTimeoutRule =
-    "ACK timeout: from the path's packet lifetime, the PathRecord's on InfiniBand (0 to the port itself), "
-    "the kernel's constant on RoCE";
 
 const char* const kLeftOutMessages = "the messages of a step that differs by rule are not compared";
 
@@ -151,8 +143,6 @@ const std::vector<Rule> kRules = {
     {"outcome.event.ah.hop_limit", "hop limit: the MCMemberRecord's on InfiniBand, the IP TTL on RoCE", numbers},
     {"outcome.qp.active.path_mtu", kPathMtuRule, mtus},
     {"outcome.qp.passive.path_mtu", kPathMtuRule, mtus},
-    {"outcome.qp.active.timeout", kAckTimeoutRule, ack_timeouts},
-    {"outcome.qp.passive.timeout", kAckTimeoutRule, ack_timeouts},
 };
 
 namespace {
