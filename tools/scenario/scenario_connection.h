@@ -108,10 +108,11 @@ class ScenarioConnection {
   uint8_t path_mtu() const { return path_mtu_; }
   // The ends' memory, for tests that corrupt it.
   fabric::BufferMemory& memory(int end) { return *ends_[end]->mem; }
-  // Where end `end`'s next work request (its send queue's n-th since the
+  // Where end `end`'s n-th work request (counted from the connection's
   // start) takes its source or destination, in memory(end).bytes().
   uint64_t out_offset(int end, uint64_t n) const { return ends_[end]->out_at + (n % kDepth) * ends_[end]->sizes.out; }
-  // The read area's offset in memory(end).bytes().
+  // The read area's offset in memory(end).bytes(); read n reads it from byte
+  // 8 * (n % kDepth).
   uint64_t read_area_offset(int end) const { return ends_[end]->read_at; }
 
  private:
