@@ -107,5 +107,19 @@ TEST_F(ScenarioConnectionTest, UnchangedMemoryPassesEveryCheck) {
   }
 }
 
+TEST_F(ScenarioConnectionTest, MessagesOfAMegabyteTakeFourBuffersEachWayAndAllArrive) {
+  // A ring of 1 MiB buffers holds 4: 4 outstanding of 12, each write
+  // landing in one of 4 slots the peer keeps for them.
+  ScenarioConnection& c = connect(1u << 20);
+  // Rings of 4 for messages out, sends in and writes in; the read area
+  // (the largest read, and 8 bytes more for each of 64 starting points).
+  EXPECT_EQ(c.memory(0).bytes().size(), 3 * (4u << 20) + (1u << 20) + 64 * 8);
+  for (const ConnSpec::Op op : {ConnSpec::Op::Send, ConnSpec::Op::WriteImm, ConnSpec::Op::Read}) {
+    const PostOutcome o = post(op, 12, 1u << 20);
+    EXPECT_EQ(o.problem, "") << to_string(op);
+    EXPECT_EQ(o.success, 12u) << to_string(op);
+  }
+}
+
 }  // namespace
 }  // namespace ibfab::scenario

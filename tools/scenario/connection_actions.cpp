@@ -93,6 +93,7 @@ std::function<void()> ScenarioRun::bind_connect(const Action& a) {
     ScenarioConnection*& current = connection_of_[pair_of(a)];
     if (!why.empty()) {
       current = nullptr;
+      observe_host(from, sim::kind_tag("rcon"), 0, 0, 0);
       r_.failures.push_back(line + ": " + why);
       return;
     }

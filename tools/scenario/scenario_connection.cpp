@@ -20,6 +20,15 @@ namespace qp_mask = fabric::qp_mask;
 constexpr uint8_t kPoison = 0x3C;          // a buffer waiting for data; payload byte 0 is never it
 constexpr uint64_t kReadStride = 8;        // read n starts (n % kDepth) * 8 bytes into the read area
 constexpr uint64_t kMemoryBase = 1ull << 44;  // end memory: its own 2^32 bytes of address per connection end
+constexpr uint64_t kRingBytes = 4u << 20;       // what a ring of buffers takes, unless that leaves fewer than
+constexpr uint32_t kMinSlots = 4;               // this many buffers
+
+// How many buffers of `size` bytes a ring holds: kDepth, fewer for large
+// messages (a 1 MiB message has 4).
+uint32_t slots_for(uint32_t size) {
+  if (size == 0) return ScenarioConnection::kDepth;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(kRingBytes / size, kMinSlots, ScenarioConnection::kDepth));
+}
 
 bool makes_receive(ConnSpec::Op op) {
   return op == ConnSpec::Op::Send || op == ConnSpec::Op::SendImm || op == ConnSpec::Op::WriteImm;
@@ -86,12 +95,13 @@ std::string ScenarioConnection::not_ready(const fabric::Hca& h) {
 ScenarioConnection::ScenarioConnection(fabric::Hca& a, fabric::Hca& b, const std::array<EndSizes, 2>& sizes,
                                        uint32_t serial) {
   path_mtu_ = std::min<uint8_t>({a.port(1).neighbor_mtu, b.port(1).neighbor_mtu, 5});
-  make_end(0, a, sizes[0], serial);
-  make_end(1, b, sizes[1], serial);
+  make_end(0, a, sizes[0], slots_for(sizes[1].out), serial);
+  make_end(1, b, sizes[1], slots_for(sizes[0].out), serial);
   bring_up(*ends_[0], *ends_[1]);
   bring_up(*ends_[1], *ends_[0]);
   for (const auto& e : ends_)
-    for (uint64_t slot = 0; slot < kDepth; ++slot) post_receive(*e, slot);
+    for (uint64_t slot = 0; slot < e->receives; ++slot) post_receive(*e, slot);
+  observe_host(a, sim::kind_tag("rcon"), uint64_t{ends_[0]->qpn} << 32 | ends_[1]->qpn, path_mtu_, serial);
 }
 
 ScenarioConnection::~ScenarioConnection() {
@@ -103,16 +113,19 @@ ScenarioConnection::~ScenarioConnection() {
   }
 }
 
-void ScenarioConnection::make_end(int i, fabric::Hca& h, const EndSizes& sizes, uint32_t serial) {
+void ScenarioConnection::make_end(int i, fabric::Hca& h, const EndSizes& sizes, uint32_t peer_window,
+                                  uint32_t serial) {
   auto e = std::make_unique<End>();
   e->conn = this;
   e->index = i;
   e->hca = &h;
   e->sizes = sizes;
+  e->window = slots_for(sizes.out);
+  e->receives = slots_for(sizes.recv);
   e->out_at = 0;
-  e->recv_at = e->out_at + uint64_t{kDepth} * sizes.out;
-  e->write_at = e->recv_at + uint64_t{kDepth} * sizes.recv;
-  e->read_at = e->write_at + uint64_t{kDepth} * sizes.write_in;
+  e->recv_at = e->out_at + uint64_t{e->window} * sizes.out;
+  e->write_at = e->recv_at + uint64_t{e->receives} * sizes.recv;
+  e->read_at = e->write_at + uint64_t{peer_window} * sizes.write_in;
   const uint64_t length = e->read_at + (sizes.read_in ? sizes.read_in + kDepth * kReadStride : 0);
   const uint64_t base = kMemoryBase + (uint64_t{serial} * 2 + static_cast<uint64_t>(i)) * (1ull << 32);
   e->mem = std::make_unique<fabric::BufferMemory>(base, std::max<uint64_t>(length, 1));
@@ -207,7 +220,7 @@ void ScenarioConnection::post(int end, const ConnSpec& spec, Done done) {
 
 void ScenarioConnection::pump(End& e) {
   e.pump_scheduled = false;
-  while (!e.waiting.empty() && e.posted - e.completed < kDepth) {
+  while (!e.waiting.empty() && e.posted - e.completed < e.window) {
     const uint32_t slot = e.waiting.front();
     post_one(e, jobs_[slot]);
     if (jobs_[slot].next < jobs_[slot].spec.count) continue;
@@ -235,7 +248,7 @@ void ScenarioConnection::post_one(End& e, Job& job) {
     for (uint32_t k = 0; k < size; ++k) mine[out + k] = payload_byte(i, k);
   }
   if (job.spec.op == ConnSpec::Op::Write || job.spec.op == ConnSpec::Op::WriteImm) {
-    const uint64_t target = peer.write_at + (n % kDepth) * peer.sizes.write_in;
+    const uint64_t target = peer.write_at + (n % e.window) * peer.sizes.write_in;
     std::fill_n(peer.mem->bytes().begin() + static_cast<std::ptrdiff_t>(target), size, kPoison);
     wr.remote_addr = peer.mem->base() + target;
   }
@@ -280,7 +293,7 @@ void ScenarioConnection::sent(End& e, const fabric::WorkCompletion& wc) {
       const uint64_t from = (wc.wr_id % kDepth) * kReadStride;
       bad = mismatch(e, out_offset(e.index, wc.wr_id), size, [from](uint64_t k) { return read_byte(from + k); });
     } else if (job.spec.op == ConnSpec::Op::Write || job.spec.op == ConnSpec::Op::WriteImm) {
-      const uint64_t target = peer.write_at + (wc.wr_id % kDepth) * peer.sizes.write_in;
+      const uint64_t target = peer.write_at + (wc.wr_id % e.window) * peer.sizes.write_in;
       bad = mismatch(peer, target, size, [i = wr.i](uint64_t k) { return payload_byte(i, k); });
     }
     if (bad >= 0) {
@@ -383,6 +396,7 @@ void ScenarioConnection::disconnect() {
   for (const auto& e : ends_) {
     e->hca->modify_qp(e->qpn, attr, qp_mask::kState);
     e->due.clear();
+    observe_host(*e->hca, sim::kind_tag("rdis"), e->qpn, 0, 0);
   }
 }
 

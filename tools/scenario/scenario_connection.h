@@ -9,26 +9,29 @@
 // the two ports' active MTUs, DLID the peer port's LID, the ACK timeout
 // cm.c's cm_ack_timeout gives for the SA's packet lifetime, retry and RNR
 // retry 7, min RNR timer 0, 16 reads outstanding each way, PSNs drawn per
-// QP. Each end keeps kDepth receives posted, each reposted as it
-// completes.
+// QP. Each end keeps its receives posted (kDepth of them, fewer for
+// large messages: see Memory), each reposted as it completes.
 //
 // A post is what a verbs user does with `count` work requests of one
-// opcode, all signalled: at most kDepth outstanding on the send queue, the
-// rest posted (in order, after any earlier post's) as completions free
-// room. Message i of a post carries payload_byte(i, k) (a big-endian
-// sequence number i, then (i*7 + k) & 0xff); a write lands in the peer's
-// memory at a slot of its own; a read reads the peer's read area
-// (read_byte) into the poster's memory; send-imm and write-imm carry
-// imm + i. Every byte a message is meant to place is checked where it
-// landed (the receive buffer at its completion, a write's target and a
-// read's destination at the send completion); buffers are poisoned before
-// each use, so data that never came does not pass. Everything the ends
-// observe (each completion's status, opcode, flags, byte_len, immediate
-// data, and each data check) is folded into the run's digest.
+// opcode, all signalled: at most the end's window outstanding on its send
+// queue (kDepth, fewer for large messages), the rest posted (in order,
+// after any earlier post's) as completions free room. Message i of a post
+// carries payload_byte(i, k) (a big-endian sequence number i, then
+// (i*7 + k) & 0xff); a write lands in the peer's memory at a slot of its
+// own; a read reads the peer's read area (read_byte) into the poster's
+// memory; send-imm and write-imm carry imm + i. Every byte a message is
+// meant to place is checked where it landed (the receive buffer at its
+// completion, a write's target and a read's destination at the send
+// completion); buffers are poisoned before each use, so data that never
+// came does not pass. Everything the ends observe (the connection made
+// and closed, each completion's status, opcode, flags, byte_len and
+// immediate data, and each data check) is folded into the run's digest.
 //
-// Memory: each end holds kDepth * (largest message it posts + largest
-// send and largest write the peer posts) + the peer's largest read
-// (EndSizes), nothing per message.
+// Memory: each end holds a ring of buffers for the messages it posts (its
+// window), one for the sends and one for the writes the peer posts, and
+// the peer's largest read, sized from EndSizes when the connection is
+// made: a ring has kDepth buffers, or as many as fit in 4 MiB (at least
+// 4). Nothing is allocated per message.
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -110,7 +113,10 @@ class ScenarioConnection {
   fabric::BufferMemory& memory(int end) { return *ends_[end]->mem; }
   // Where end `end`'s n-th work request (counted from the connection's
   // start) takes its source or destination, in memory(end).bytes().
-  uint64_t out_offset(int end, uint64_t n) const { return ends_[end]->out_at + (n % kDepth) * ends_[end]->sizes.out; }
+  uint64_t out_offset(int end, uint64_t n) const {
+    const End& e = *ends_[end];
+    return e.out_at + (n % e.window) * e.sizes.out;
+  }
   // The read area's offset in memory(end).bytes(); read n reads it from byte
   // 8 * (n % kDepth).
   uint64_t read_area_offset(int end) const { return ends_[end]->read_at; }
@@ -138,6 +144,8 @@ class ScenarioConnection {
     int index = 0;
     fabric::Hca* hca = nullptr;
     EndSizes sizes;
+    uint32_t window = kDepth;    // work requests outstanding at most: its buffers for them
+    uint32_t receives = kDepth;  // receives posted
     uint32_t pd = 0, key = 0, qpn = 0;
     uint32_t psn = 0;  // its first send PSN
     std::unique_ptr<fabric::BufferMemory> mem;
@@ -151,7 +159,8 @@ class ScenarioConnection {
     void on_recv_completion(const fabric::WorkCompletion& wc) override { conn->received(*this, wc); }
   };
 
-  void make_end(int i, fabric::Hca& h, const EndSizes& sizes, uint32_t serial);
+  // peer_window: how many writes the peer has outstanding at most.
+  void make_end(int i, fabric::Hca& h, const EndSizes& sizes, uint32_t peer_window, uint32_t serial);
   void bring_up(End& e, const End& peer);
   void post_receive(End& e, uint64_t slot);
   void pump(End& e);  // posts while the send queue has room
