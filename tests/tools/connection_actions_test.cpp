@@ -122,7 +122,8 @@ TEST(ScenarioConnections, APostAfterTheDisconnectIsFlushedNotFailed) {
                        "  - {at: 3ms, post: {node: H1, to: H2, op: read, count: 4, size: 64}}\n");
   EXPECT_TRUE(r.passed()) << first_failure(r);
   EXPECT_EQ(line_of(r, "2.000ms H1 disconnect"), "2.000ms H1 disconnect from H2 -> both QPs in err");
-  EXPECT_EQ(line_of(r, "3.000ms H2 post"), "3.000ms H2 post 100 x 64 B send to H1 -> flushed (the connection is closed)");
+  EXPECT_EQ(line_of(r, "3.000ms H2 post"),
+            "3.000ms H2 post 100 x 64 B send to H1 -> flushed (the connection is closed)");
   EXPECT_EQ(line_of(r, "3.000ms H1 post"), "3.000ms H1 post 4 x 64 B read to H2 -> flushed (the connection is closed)");
 }
 
@@ -191,7 +192,7 @@ TEST(ScenarioConnections, AnErrorCompletionFailsThePostWithItsStatus) {
   // After 7 retries of 2.1 s the first write ends in RETRY_EXC_ERR (12)
   // and the QP in ERR; that is no closed connection.
   EXPECT_EQ(cable_down_under("op: write, count: 4, size: 65536", "2001us", "20s"),
-            "2.000ms H2 post 4 x 65536 B write to H1: message 0: completion status 12");
+            "2.000ms H2 post 4 x 65536 B write to H1: message 0: completion status 12 (IBV_WC_RETRY_EXC_ERR)");
 }
 
 TEST(ScenarioConnections, TheFingerprintCoversWhatTheHostsObserve) {

@@ -63,7 +63,8 @@ std::function<void()> ScenarioRun::bind_connection(const Action& a) {
         r_.failures.push_back(sim_->now().str() + " " + post_text(a) + ": no connection (its connect failed)");
         return;
       }
-      c->post(c->hca(0).name() == a.node ? 0 : 1, a.conn, [this, act](const PostOutcome& out) { post_done(*act, out); });
+      const int end = c->hca(0).name() == a.node ? 0 : 1;
+      c->post(end, a.conn, [this, act](const PostOutcome& out) { post_done(*act, out); });
     };
   }
   const std::string text = a.node + " disconnect from " + a.conn.to;

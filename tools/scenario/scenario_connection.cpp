@@ -17,11 +17,14 @@ using fabric::QpAttr;
 using fabric::QpState;
 namespace qp_mask = fabric::qp_mask;
 
-constexpr uint8_t kPoison = 0x3C;          // a buffer waiting for data; payload byte 0 is never it
-constexpr uint64_t kReadStride = 8;        // read n starts (n % kDepth) * 8 bytes into the read area
-constexpr uint64_t kMemoryBase = 1ull << 44;  // end memory: its own 2^32 bytes of address per connection end
-constexpr uint64_t kRingBytes = 4u << 20;       // what a ring of buffers takes, unless that leaves fewer than
-constexpr uint32_t kMinSlots = 4;               // this many buffers
+// What a buffer waiting for data holds. No message's first byte is it
+// (the top byte of a sequence number below 2^24), nor the first byte a
+// read reads (read_byte at a multiple of kReadStride).
+constexpr uint8_t kPoison = 0x3C;
+constexpr uint64_t kReadStride = 8;           // read n starts (n % kDepth) * 8 bytes into the read area
+constexpr uint64_t kMemoryBase = 1ull << 44;  // each connection end's memory: 2^32 bytes of addresses of its own
+constexpr uint64_t kRingBytes = 4u << 20;     // what a ring of buffers takes, unless that leaves fewer than
+constexpr uint32_t kMinSlots = 4;             // this many buffers
 
 // How many buffers of `size` bytes a ring holds: kDepth, fewer for large
 // messages (a 1 MiB message has 4).
@@ -65,6 +68,25 @@ std::string hex(uint32_t v) {
   return b;
 }
 
+// A completion status as ibv_wc_status names it.
+std::string status_text(uint8_t status) {
+  namespace st = fabric::wc_status;
+  const char* name = status == st::kLocLenErr        ? "LOC_LEN_ERR"
+                     : status == st::kLocQpOpErr     ? "LOC_QP_OP_ERR"
+                     : status == st::kLocProtErr     ? "LOC_PROT_ERR"
+                     : status == st::kWrFlushErr     ? "WR_FLUSH_ERR"
+                     : status == st::kBadRespErr     ? "BAD_RESP_ERR"
+                     : status == st::kLocAccessErr   ? "LOC_ACCESS_ERR"
+                     : status == st::kRemInvReqErr   ? "REM_INV_REQ_ERR"
+                     : status == st::kRemAccessErr   ? "REM_ACCESS_ERR"
+                     : status == st::kRemOpErr       ? "REM_OP_ERR"
+                     : status == st::kRetryExcErr    ? "RETRY_EXC_ERR"
+                     : status == st::kRnrRetryExcErr ? "RNR_RETRY_EXC_ERR"
+                                                     : nullptr;
+  const std::string n = "completion status " + std::to_string(status);
+  return name ? n + " (IBV_WC_" + name + ")" : n;
+}
+
 const char* port_state_name(fabric::PortState s) {
   switch (s) {
     case fabric::PortState::Down: return "Down";
@@ -87,9 +109,9 @@ uint8_t read_byte(uint64_t k) { return static_cast<uint8_t>(k * 7u + (k >> 8) + 
 std::string ScenarioConnection::not_ready(const fabric::Hca& h) {
   const fabric::Port& p = h.port(1);
   if (p.state() == fabric::PortState::Active && p.lid != 0) return "";
-  std::string why = h.name() + "'s port 1 is " + port_state_name(p.state());
-  why += p.lid ? " (LID " + std::to_string(p.lid) + ")" : " with no LID";
-  return why + ": no SM has brought it up";
+  const std::string why = h.name() + "'s port 1 is " + port_state_name(p.state());
+  if (p.lid == 0) return why + " with no LID: no SM has brought it up";
+  return why + " (LID " + std::to_string(p.lid) + "), not Active";
 }
 
 ScenarioConnection::ScenarioConnection(fabric::Hca& a, fabric::Hca& b, const std::array<EndSizes, 2>& sizes,
@@ -304,11 +326,11 @@ void ScenarioConnection::sent(End& e, const fabric::WorkCompletion& wc) {
   } else if (wc.status == fabric::wc_status::kWrFlushErr && closed_) {
     ++job.out.flushed;
   } else {
-    problem(job, "message " + std::to_string(wr.i) + ": completion status " + std::to_string(wc.status));
+    problem(job, "message " + std::to_string(wr.i) + ": " + status_text(wc.status));
   }
   observe_host(*e.hca, sim::kind_tag("rcsc"), uint64_t{wc.qp_num} << 32 | wr.i,
-          uint64_t{wc.status} << 48 | uint64_t{wc.opcode} << 40 | uint64_t{wc.wc_flags} << 32 | wc.byte_len,
-          static_cast<uint64_t>(bad + 1));
+               uint64_t{wc.status} << 48 | uint64_t{wc.opcode} << 40 | uint64_t{wc.wc_flags} << 32 | wc.byte_len,
+               static_cast<uint64_t>(bad + 1));
   ++job.out.completions;
   job.out.last = e.hca->fabric().sim().now();
   maybe_done(wr.job);
@@ -321,8 +343,8 @@ void ScenarioConnection::sent(End& e, const fabric::WorkCompletion& wc) {
 
 void ScenarioConnection::received(End& e, const fabric::WorkCompletion& wc) {
   observe_host(*e.hca, sim::kind_tag("rcrv"), uint64_t{wc.qp_num} << 32 | wc.src_qp,
-          uint64_t{wc.status} << 48 | uint64_t{wc.opcode} << 40 | uint64_t{wc.wc_flags} << 32 | wc.byte_len,
-          from_network(wc.imm_data));
+               uint64_t{wc.status} << 48 | uint64_t{wc.opcode} << 40 | uint64_t{wc.wc_flags} << 32 | wc.byte_len,
+               from_network(wc.imm_data));
   // A receive flushed by the QP's move to ERR belongs to no message.
   if (wc.status == fabric::wc_status::kWrFlushErr) return;
   while (!e.due.empty() && jobs_[e.due.front().job].serial != e.due.front().serial) e.due.pop_front();
@@ -335,11 +357,12 @@ void ScenarioConnection::received(End& e, const fabric::WorkCompletion& wc) {
   Job& job = jobs_[due.job];
   const ConnSpec& s = job.spec;
   const std::string what = "receive of message " + std::to_string(due.i) + ": ";
-  const uint8_t opcode = s.op == ConnSpec::Op::WriteImm ? fabric::wc_opcode::kRecvRdmaWithImm : fabric::wc_opcode::kRecv;
+  const uint8_t opcode =
+      s.op == ConnSpec::Op::WriteImm ? fabric::wc_opcode::kRecvRdmaWithImm : fabric::wc_opcode::kRecv;
   const bool imm = s.op != ConnSpec::Op::Send;
   int64_t bad = -1;
   if (wc.status != fabric::wc_status::kSuccess) {
-    problem(job, what + "completion status " + std::to_string(wc.status));
+    problem(job, what + status_text(wc.status));
   } else if (wc.opcode != opcode) {
     problem(job, what + "opcode " + std::to_string(wc.opcode) + ", not " + std::to_string(opcode));
   } else if (wc.byte_len != s.size) {
