@@ -157,6 +157,23 @@ TEST(ScenarioConnections, AReconnectMakesNewQpsEitherDirection) {
   EXPECT_TRUE(has_line(r, "4.000ms H2 post 3 x 100 B send to H1 -> 3 completions", ", 3 receives (recv), data intact"));
 }
 
+TEST(ScenarioConnections, ARepeatedPostGoesToThePairsConnectionAtTheTime) {
+  // Every 1 ms from 2 to 6: on the first connection, flushed once it is
+  // closed, then on the second (made the other way).
+  const Report r = run("  - {at: 1ms, connect: {node: H2, to: H1}}\n"
+                       "  - {at: 2ms, every: 1ms, until: 6ms, post: {node: H2, to: H1, op: send-imm, imm: 5, count: 3,"
+                       " size: 1048576}}\n"
+                       "  - {at: 3500us, disconnect: {node: H2, to: H1}}\n"
+                       "  - {at: 4500us, connect: {node: H1, to: H2}}\n",
+                       "10ms");
+  EXPECT_TRUE(r.passed()) << first_failure(r);
+  const std::string intact = ", 3 receives (recv, imm 0x5..0x7 in order), data intact";
+  for (const std::string at : {"2.000ms", "3.000ms", "5.000ms", "6.000ms"})
+    EXPECT_TRUE(has_line(r, at + " H2 post 3 x 1048576 B send-imm to H1 (imm 0x5) -> 3 completions", intact));
+  EXPECT_EQ(line_of(r, "4.000ms H2 post"),
+            "4.000ms H2 post 3 x 1048576 B send-imm to H1 (imm 0x5) -> flushed (the connection is closed)");
+}
+
 TEST(ScenarioConnections, AHostWithNoLidFailsTheConnectWithAClearLine) {
   const Report r = run("  - {at: 1ms, connect: {node: H2, to: H1}}\n"
                        "  - {at: 2ms, post: {node: H2, to: H1, op: send, count: 1, size: 8}}\n"
