@@ -6,6 +6,7 @@
 // scenario closed its connection is a timeline line.
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "tools/scenario/scenario_run.h"
 
@@ -67,9 +68,9 @@ std::function<void()> ScenarioRun::bind_connection(const Action& a) {
       c->post(end, a.conn, [this, act](const PostOutcome& out) { post_done(*act, out); });
     };
   }
-  const std::string text = a.node + " disconnect from " + a.conn.to;
-  r_.actions.push_back(a.at.str() + " " + text);
-  return [this, act = &a, text] {
+  r_.actions.push_back(a.at.str() + " " + a.node + " disconnect from " + a.conn.to);
+  return [this, act = &a] {
+    const std::string text = act->node + " disconnect from " + act->conn.to;
     ScenarioConnection* c = connection_of_.at(pair_of(*act));
     if (!c) {
       r_.failures.push_back(sim_->now().str() + " " + text + ": no connection (its connect failed)");
@@ -81,14 +82,14 @@ std::function<void()> ScenarioRun::bind_connection(const Action& a) {
 }
 
 std::function<void()> ScenarioRun::bind_connect(const Action& a) {
-  const std::string text = a.node + " connect to " + a.conn.to;
-  r_.actions.push_back(a.at.str() + " " + text);
-  return [this, act = &a, text, sizes = connection_sizes(a)] {
+  if (connection_sizes_.empty()) size_connections();
+  r_.actions.push_back(a.at.str() + " " + a.node + " connect to " + a.conn.to);
+  return [this, act = &a] {
     const Action& a = *act;
     ++r_.checks;
     fabric::Hca& from = *fabric_->find_hca(a.node);
     fabric::Hca& to = *fabric_->find_hca(a.conn.to);
-    const std::string line = sim_->now().str() + " " + text;
+    const std::string line = sim_->now().str() + " " + a.node + " connect to " + a.conn.to;
     std::string why = ScenarioConnection::not_ready(from);
     if (why.empty()) why = ScenarioConnection::not_ready(to);
     ScenarioConnection*& current = connection_of_[pair_of(a)];
@@ -98,6 +99,8 @@ std::function<void()> ScenarioRun::bind_connect(const Action& a) {
       r_.failures.push_back(line + ": " + why);
       return;
     }
+    std::array<EndSizes, 2> sizes = connection_sizes_.at(pair_of(a));
+    if (a.node != pair_of(a).first) std::swap(sizes[0], sizes[1]);
     connections_.push_back(
         std::make_unique<ScenarioConnection>(from, to, sizes, static_cast<uint32_t>(connections_.size())));
     current = connections_.back().get();
@@ -106,15 +109,17 @@ std::function<void()> ScenarioRun::bind_connect(const Action& a) {
   };
 }
 
-std::array<EndSizes, 2> ScenarioRun::connection_sizes(const Action& connect) const {
-  // From every post between the pair in the scenario, whichever connection
+void ScenarioRun::size_connections() {
+  // From every post between a pair in the scenario, whichever connection
   // of the pair it lands on: buffers a little larger than needed, never
-  // too small.
-  std::array<EndSizes, 2> sizes{};
+  // too small. One pass over the actions.
   for (const Action& p : s_.actions) {
-    if (p.kind != Action::Kind::Post || pair_of(p) != pair_of(connect)) continue;
-    EndSizes& poster = sizes[p.node == connect.node ? 0 : 1];
-    EndSizes& peer = sizes[p.node == connect.node ? 1 : 0];
+    if (p.kind == Action::Kind::Connect) connection_sizes_[pair_of(p)];
+    if (p.kind != Action::Kind::Post) continue;
+    std::array<EndSizes, 2>& sizes = connection_sizes_[pair_of(p)];
+    const bool first = p.node == pair_of(p).first;
+    EndSizes& poster = sizes[first ? 0 : 1];
+    EndSizes& peer = sizes[first ? 1 : 0];
     const uint32_t n = p.conn.size;
     poster.out = std::max(poster.out, n);
     switch (p.conn.op) {
@@ -125,7 +130,6 @@ std::array<EndSizes, 2> ScenarioRun::connection_sizes(const Action& connect) con
       case ConnSpec::Op::Read: peer.read_in = std::max(peer.read_in, n); break;
     }
   }
-  return sizes;
 }
 
 void ScenarioRun::post_done(const Action& a, const PostOutcome& out) {

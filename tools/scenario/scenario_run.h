@@ -8,8 +8,8 @@
 // those on RC connections between hosts (connect, post, disconnect).
 //
 // Members are declared in dependency order, so they are destroyed users
-// first: probes, connections, hosts and SMs before the fabric, the fabric (which clears
-// the simulator's pending events) before the simulator.
+// first: probes, connections, hosts and SMs before the fabric, the fabric
+// (which clears the simulator's pending events) before the simulator.
 #include <array>
 #include <functional>
 #include <map>
@@ -72,7 +72,7 @@ class ScenarioRun {
   // connection_actions.cpp: connect, post, disconnect
   std::function<void()> bind_connection(const Action& a);
   std::function<void()> bind_connect(const Action& a);
-  std::array<EndSizes, 2> connection_sizes(const Action& connect) const;
+  void size_connections();  // fills connection_sizes_
   void post_done(const Action& a, const PostOutcome& out);
   static std::string post_text(const Action& a);
   void end_connections();  // at the end of the run: posts still waiting fail it
@@ -111,6 +111,9 @@ class ScenarioRun {
   // null when its connect failed).
   std::vector<std::unique_ptr<ScenarioConnection>> connections_;
   std::map<std::pair<std::string, std::string>, ScenarioConnection*> connection_of_;
+  // The buffers each pair's connections are made with (the first name's
+  // end first), from all the pair's posts.
+  std::map<std::pair<std::string, std::string>, std::array<EndSizes, 2>> connection_sizes_;
   std::vector<std::unique_ptr<Probe>> probes_;
   // Actions with `every`: bound once, applied at each of their times.
   struct Repeat {
