@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/tools/report_lines.h"
 #include "tools/scenario/scenario_loader.h"
 #include "tools/scenario/scenario_runner.h"
 
@@ -21,15 +22,8 @@ Report run(const std::string& actions) {
       {});
 }
 
-// The report's timeline line that starts with `prefix` (time included), or
-// "(none)".
-std::string line_of(const Report& r, const std::string& prefix) {
-  for (const std::string& l : r.timeline)
-    if (l.rfind(prefix, 0) == 0) return l;
-  return "(none)";
-}
-
-std::string first_failure(const Report& r) { return r.failures.empty() ? "(none)" : r.failures.front(); }
+using testing::first_failure;
+using testing::line_of;
 
 const std::string kGroup = "\"ff12:4001::21\"";
 // H3 and H2 join the group as full members at 1 ms.

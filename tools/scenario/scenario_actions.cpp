@@ -60,11 +60,16 @@ void ScenarioRun::fail(const Action& a, const std::string& problem) const {
   throw ScenarioError(s_.file + ":" + std::to_string(a.line) + ": " + problem);
 }
 
-ScenarioHost& ScenarioRun::host(const Action& a, const std::string& node) {
+fabric::Hca& ScenarioRun::hca(const Action& a, const std::string& node) {
   fabric::Hca* h = fabric_->find_hca(node);
   if (!h) fail(a, "'" + node + "' is " + (fabric_->find(node) ? "a switch, not a host" : "not in the topology"));
+  return *h;
+}
+
+ScenarioHost& ScenarioRun::host(const Action& a, const std::string& node) {
+  fabric::Hca& h = hca(a, node);
   auto& slot = hosts_[node];
-  if (!slot) slot = std::make_unique<ScenarioHost>(*h);
+  if (!slot) slot = std::make_unique<ScenarioHost>(h);
   return *slot;
 }
 

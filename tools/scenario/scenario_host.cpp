@@ -282,10 +282,15 @@ bool ScenarioHost::on_receive(const fabric::UdMessage& msg) {
 }
 
 void ScenarioHost::observe(uint32_t kind, uint64_t a, uint64_t b, uint64_t c, std::span<const uint8_t> bytes) const {
-  sim::Simulator& sim = hca_.fabric().sim();
+  observe_host(hca_, kind, a, b, c, bytes);
+}
+
+void observe_host(const fabric::Hca& hca, uint32_t kind, uint64_t a, uint64_t b, uint64_t c,
+                  std::span<const uint8_t> bytes) {
+  sim::Simulator& sim = hca.fabric().sim();
   sim::RunDigest* d = sim.trace().digest();
   if (!d) return;
-  d->event(sim.now(), hca_.index(), kind);
+  d->event(sim.now(), hca.index(), kind);
   d->fold(a);
   d->fold(b);
   d->fold(c);

@@ -43,6 +43,12 @@ struct JoinResult {
   bool answered_by_sa() const { return status != kTimedOut && status != kNoSm; }
 };
 
+// Folds what an application on `hca`'s host saw into the run's digest (the
+// fingerprint), if one is attached: a kind, three fields, and the bytes it
+// received.
+void observe_host(const fabric::Hca& hca, uint32_t kind, uint64_t a, uint64_t b, uint64_t c,
+                  std::span<const uint8_t> bytes = {});
+
 class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
  public:
   explicit ScenarioHost(fabric::Hca& hca, uint8_t port = 1);
@@ -117,8 +123,7 @@ class ScenarioHost : public fabric::MadAgent, public fabric::UdEndpoint {
     bool attached = false;
   };
   void request(uint8_t method, const McastSpec& spec, uint64_t mask, Done done);
-  // Folds what the application saw into the run's digest (the fingerprint),
-  // if one is attached: a kind, three fields, and the bytes it received.
+  // observe_host on this host.
   void observe(uint32_t kind, uint64_t a, uint64_t b, uint64_t c, std::span<const uint8_t> bytes) const;
   void answered(uint8_t method, const JoinResult& r, uint8_t join_state, uint32_t qkey);
   // A send posted: its messages (wr, with a payload of `size` bytes) leave

@@ -4,11 +4,13 @@
 // being filled. scenario_runner.cpp sets it up, runs it and collects the
 // results; scenario_actions.cpp turns each action into the closure that
 // applies it at its time, qp_actions.cpp those of the actions on a host's
-// UD QP (send, attach, detach, qp-state, create-qp).
+// UD QP (send, attach, detach, qp-state, create-qp), connection_actions.cpp
+// those on RC connections between hosts (connect, post, disconnect).
 //
 // Members are declared in dependency order, so they are destroyed users
-// first: probes, hosts and SMs before the fabric, the fabric (which clears
-// the simulator's pending events) before the simulator.
+// first: probes, connections, hosts and SMs before the fabric, the fabric
+// (which clears the simulator's pending events) before the simulator.
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,6 +27,7 @@
 #include "sm/subnet_manager.h"
 #include "tools/scenario/report.h"
 #include "tools/scenario/scenario.h"
+#include "tools/scenario/scenario_connection.h"
 #include "tools/scenario/scenario_host.h"
 #include "tools/scenario/scenario_runner.h"
 
@@ -68,10 +71,16 @@ class ScenarioRun {
   std::function<void()> bind_create_qp(const Action& a);
   // connection_actions.cpp: connect, post, disconnect
   std::function<void()> bind_connection(const Action& a);
+  std::function<void()> bind_connect(const Action& a);
+  void size_connections();  // fills connection_sizes_
+  void post_done(const Action& a, const PostOutcome& out);
+  static std::string post_text(const Action& a);
+  void end_connections();  // at the end of the run: posts still waiting fail it
   std::function<void()> bind_subscribe(const Action& a);
   std::function<void()> bind_expect(const Action& a);
   std::function<void()> bind_sm_kill(const Action& a);
   std::function<void()> bind_probe(const Action& a);
+  fabric::Hca& hca(const Action& a, const std::string& node);  // a host of the fabric, else fail()
   ScenarioHost& host(const Action& a, const std::string& node);
   sm::SubnetManager& current_sm();  // whose SA answers: the master, else the first
   [[noreturn]] void fail(const Action& a, const std::string& problem) const;
@@ -97,6 +106,14 @@ class ScenarioRun {
   std::unique_ptr<fabric::Fabric> fabric_;
   std::vector<std::unique_ptr<sm::SubnetManager>> sms_;
   std::map<std::string, std::unique_ptr<ScenarioHost>> hosts_;
+  // Every connection made (closed ones too: a post after the disconnect
+  // flushes on it), and each pair's latest (by the two names in order;
+  // null when its connect failed).
+  std::vector<std::unique_ptr<ScenarioConnection>> connections_;
+  std::map<std::pair<std::string, std::string>, ScenarioConnection*> connection_of_;
+  // The buffers each pair's connections are made with (the first name's
+  // end first), from all the pair's posts.
+  std::map<std::pair<std::string, std::string>, std::array<EndSizes, 2>> connection_sizes_;
   std::vector<std::unique_ptr<Probe>> probes_;
   // Actions with `every`: bound once, applied at each of their times.
   struct Repeat {

@@ -222,6 +222,7 @@ void ScenarioRun::advance() {
 }
 
 void ScenarioRun::collect() {
+  end_connections();
   for (std::size_t i = 0; i < sms_.size(); ++i) {
     if (!r_.sms[i].up) r_.sms[i].error = sms_[i]->last_sweep().error;
     static constexpr const char* kStates[] = {"not-active", "discovering", "standby", "master"};
