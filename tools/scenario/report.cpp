@@ -98,9 +98,9 @@ void print_text(const Report& r, std::ostream& out) {
     if (sm.state == "master") out << " since " << sm.master_since.str();
     out << "\n";
   }
-  for (const std::string& t : r.timeline) out << "multicast  " << t << "\n";
+  for (const std::string& t : r.timeline) out << "host       " << t << "\n";
   if (r.timeline.dropped())
-    out << "multicast  ... and " << r.timeline.dropped() << " more (the report keeps the first "
+    out << "host       ... and " << r.timeline.dropped() << " more (the report keeps the first "
         << ReportLines::kKept << ")\n";
   for (const std::string& g : r.groups) out << "group      " << g << "\n";
   if (!r.join_latency.empty() || r.mft_smps)
@@ -153,9 +153,9 @@ void print_json(const Report& r, std::ostream& out) {
         << ", \"ports_not_active\": " << m.ports_not_active << ", \"state\": " << quoted(m.state)
         << ", \"master_since_ps\": " << m.master_since.ps() << "}";
   }
-  out << "],\n  \"multicast\": [";
+  out << "],\n  \"host_actions\": [";
   for (std::size_t i = 0; i < r.timeline.size(); ++i) out << (i ? ", " : "") << quoted(r.timeline[i]);
-  out << "],\n  \"multicast_not_kept\": " << r.timeline.dropped() << ",\n  \"groups\": [";
+  out << "],\n  \"host_actions_not_kept\": " << r.timeline.dropped() << ",\n  \"groups\": [";
   for (std::size_t i = 0; i < r.groups.size(); ++i) out << (i ? ", " : "") << quoted(r.groups[i]);
   out << "],\n  \"mcast\": {\"joins_answered\": " << r.join_latency.count()
       << ", \"changes_programmed\": " << r.mft_latency.count() << ", \"sa_mads_received\": " << r.sa_mads_received

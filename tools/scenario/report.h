@@ -80,7 +80,7 @@ struct Report {
   ReportLines actions;                                  // "1.000ms link-down S1[3]"
   std::vector<ProbeReport> probes;
   std::vector<SmReport> sms;
-  // Multicast: joins, leaves and sends with their outcome, and the checks.
+  // What the hosts did, with its outcome: joins, leaves, sends, verbs calls, connections and posts.
   ReportLines timeline;
   std::vector<std::string> groups;    // the SA's groups when the run ended, with their trees
   std::vector<std::string> failures;  // unmet expectations, in time order
