@@ -111,24 +111,25 @@ void Commands::add_to(CLI::App& app) {
                   "(unlimited, max-groups-per-port:N); it replaces that setting of every SM")
       ->excludes("--update");
   run->add_option("--passthrough", passthrough_,
-                  "H1=DEV[:PORT],...: run the scenario's host actions (joins, leaves, sends, attach,\n"
-                  "detach, qp-state, create-qp, received counts) through the system's libibverbs and\n"
-                  "librdmacm on these devices instead of\n"
-                  "the model, and print each step's outcome as a JSON line (ibfab-passthrough)")
+                  "H1=DEV[:PORT][@ADDRESS],...: run the scenario's host actions (joins, leaves, sends,\n"
+                  "attach, detach, qp-state, create-qp, received counts, connect, post, disconnect)\n"
+                  "through the system's libibverbs and librdmacm on these devices instead of the model,\n"
+                  "and print each step's outcome as a JSON line (ibfab-passthrough)")
       ->excludes("--json", "--pcap", "--trace", "--dot", "--seed", "--update", "--compare");
   run->callback([this] { chosen_ = [this] { return passthrough_.empty() ? run_scenario() : run_passthrough(); }; });
 
   CLI::App* validate_cmd = app.add_subcommand(
       "validate",
       "Run a scenario's host actions on the model and on a real device and compare them step by step.\n"
-      "Both runs are ibfab-passthrough's: the model's under `ibfab exec` on an `ibfab serve` of the\n"
-      "scenario's topology (every host on one HCA), the real one on this machine's devices\n"
+      "Both runs are ibfab-passthrough's: the model's under `ibfab exec` on an `ibfab serve\n"
+      "--every-host-local` of the scenario's topology (each host on its own HCA, bound to its\n"
+      "address), the real one on this machine's devices\n"
       "(--passthrough) or recorded elsewhere, e.g. inside scripts/rxe-vm (--real). Fields that differ\n"
       "by the link layer agree by a named rule (docs/COMPATIBILITY.md). Exit 0: all agree; 1: a step\n"
       "disagrees; 2: bad input or a run that could not be made");
   validate_cmd->add_option("SCENARIO", scenario_, "A scenario (YAML) whose actions can pass through")->required();
   CLI::Option* map = validate_cmd->add_option("--passthrough", passthrough_,
-                                          "H1=DEV[:PORT],...: make the real run here, on these devices");
+                                          "H1=DEV[:PORT][@ADDRESS],...: make the real run here, on these devices");
   CLI::Option* real = validate_cmd->add_option("--real", real_, "The real run's records (ibfab-passthrough --out)")
                           ->check(CLI::ExistingFile);
   map->excludes(real);

@@ -24,12 +24,6 @@ std::string hex(uint32_t v) {
   return b;
 }
 
-std::string qpn_text(uint32_t qpn) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%06x", qpn);
-  return b;
-}
-
 // The receives a post's messages make, as the timeline shows them.
 std::string receives_text(const ConnSpec& s, uint32_t receives) {
   std::string t = std::to_string(receives) + " receives (";

@@ -24,12 +24,6 @@ std::string call_result(int e) {
   }
 }
 
-std::string qpn_text(uint32_t qpn) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%06x", qpn);
-  return buf;
-}
-
 }  // namespace
 
 std::string ScenarioRun::send_text(const Action& a) {

@@ -125,6 +125,7 @@ class ScenarioRun {
 
 // Short forms used in report lines.
 std::string hex16(unsigned v);
+std::string qpn_text(uint32_t qpn);  // "0x000048"
 std::string join_state_name(uint8_t join_state);
 
 }  // namespace ibfab::scenario

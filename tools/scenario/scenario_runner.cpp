@@ -37,6 +37,12 @@ bool apply_policy(const std::string& name, SmSpec& sm) {
 
 Report run_scenario(const Scenario& s, const RunOptions& options) { return ScenarioRun(s, options).run(); }
 
+std::string qpn_text(uint32_t qpn) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%06x", qpn);
+  return buf;
+}
+
 std::string hex16(unsigned v) {
   char b[8];
   std::snprintf(b, sizeof b, "0x%04x", v);
