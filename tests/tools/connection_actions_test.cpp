@@ -139,6 +139,23 @@ TEST(ScenarioConnections, APostCutByTheDisconnectIsPartlyFlushed) {
   EXPECT_TRUE(ends_with(line, "data intact")) << line;
 }
 
+TEST(ScenarioConnections, AConnectToAHostThatDoesNotListenIsRejectedAndLeavesThePairAsItWas) {
+  const Report r = run("  - {at: 1ms, connect: {node: H3, to: H1, listen: false}}\n"
+                       "  - {at: 2ms, connect: {node: H2, to: H1}}\n"
+                       "  - {at: 3ms, disconnect: {node: H2, to: H1}}\n"
+                       "  - {at: 4ms, connect: {node: H1, to: H2, listen: false}}\n"
+                       "  - {at: 5ms, post: {node: H2, to: H1, op: send, count: 2, size: 64}}\n");
+  EXPECT_TRUE(r.passed()) << first_failure(r);
+  EXPECT_EQ(line_of(r, "1.000ms H3 connect"), "1.000ms H3 connect to H1 -> rejected (nobody listens: invalid service ID)");
+  EXPECT_EQ(line_of(r, "4.000ms H1 connect"), "4.000ms H1 connect to H2 -> rejected (nobody listens: invalid service ID)");
+  // The pair still has its closed connection: the post is flushed on it.
+  EXPECT_EQ(line_of(r, "5.000ms H2 post"), "5.000ms H2 post 2 x 64 B send to H1 -> flushed (the connection is closed)");
+  // A refused connect makes no connection to post on.
+  EXPECT_THROW(run("  - {at: 1ms, connect: {node: H3, to: H1, listen: false}}\n"
+                   "  - {at: 2ms, post: {node: H3, to: H1}}\n"),
+               ScenarioError);
+}
+
 TEST(ScenarioConnections, AReconnectMakesNewQpsEitherDirection) {
   const Report r = run("  - {at: 1ms, connect: {node: H2, to: H1}}\n"
                        "  - {at: 2ms, disconnect: {node: H2, to: H1}}\n"

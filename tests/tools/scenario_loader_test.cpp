@@ -261,7 +261,12 @@ TEST(ScenarioLoader, ConnectionsAndThePostsOnThem) {
   EXPECT_EQ(error_of(head + "{at: 0, post: {node: H1}}\n"), "s.yaml:4: 'post' needs a 'node' and a 'to' (the two hosts)");
   EXPECT_EQ(error_of(head + "{at: 0, connect: {node: H3, to: H3}}\n"), "s.yaml:4: 'connect': 'H3' is both ends ('to')");
   EXPECT_EQ(error_of(head + "{at: 0, connect: {node: H1, to: H2, op: send}}\n"),
-            "s.yaml:4: unknown key 'op' in 'connect' (known: node, to)");
+            "s.yaml:4: unknown key 'op' in 'connect' (known: node, to, listen)");
+  EXPECT_EQ(error_of(head + "{at: 0, disconnect: {node: H1, to: H2, listen: false}}\n"),
+            "s.yaml:4: unknown key 'listen' in 'disconnect' (known: node, to)");
+  EXPECT_EQ(error_of(head + "{at: 0, connect: {node: H3, to: H4, listen: maybe}}\n"), "s.yaml:4: 'listen' is true or false");
+  EXPECT_EQ(error_of(head + "{at: 0, connect: {node: H3, to: H4, listen: false}}\n  - {at: 1ms, post: {node: H3, to: H4}}\n"),
+            "s.yaml:5: 'post' needs a connection between H3 and H4 ('connect' before it)");
   EXPECT_EQ(error_of(head + "{at: 0, connect: {node: H2, to: H1}}\n"),
             "s.yaml:4: 'connect' H2 and H1 are connected already");
   EXPECT_EQ(error_of(head + "{at: 0, post: {node: H1, to: H3}}\n"),

@@ -347,6 +347,10 @@ JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action&
 JsonObject PassthroughRun::connection(const scenario::Action& a, std::size_t step, bool& ok) {
   const Pair pair = std::minmax(a.node, a.conn.to);
   std::unique_ptr<RcConnection>& c = connections_[pair];
+  if (a.kind == Kind::Connect && !a.conn.listen) {  // refused: the pair keeps what it had
+    RcConnection refused(*host(a.node).rdma, *host(a.conn.to).rdma, 8, timeout_);
+    return refused.connect(ok, false);
+  }
   if (a.kind == Kind::Connect) {
     c.reset();  // a connection made again: the old one's ids and QPs go first
     c = std::make_unique<RcConnection>(*host(a.node).rdma, *host(a.conn.to).rdma, largest_post_[pair], timeout_);
@@ -397,6 +401,7 @@ int PassthroughRun::run(std::ostream& out) {
       case Kind::Connect:
       case Kind::Disconnect:
         rec.add("to", a.conn.to);
+        if (a.kind == Kind::Connect && !a.conn.listen) rec.add("listen", false);
         rec.add("outcome", connection(a, i, ok));
         break;
       case Kind::Post:

@@ -48,8 +48,8 @@ sockaddr_storage with_port(const sockaddr* a, uint16_t port_be) {
   return s;
 }
 
-bool ibv_opcode_reads(Op op) { return op == Op::Read; }
-bool ibv_opcode_writes(Op op) { return op == Op::Write || op == Op::WriteImm; }
+bool reads_memory(Op op) { return op == Op::Read; }
+bool writes_memory(Op op) { return op == Op::Write || op == Op::WriteImm; }
 // Whether the op consumes a receive at the peer.
 bool consumes_receive(Op op) { return op == Op::Send || op == Op::SendImm || op == Op::WriteImm; }
 
@@ -222,14 +222,16 @@ std::string RcConnection::qp_state(const End& e) {
   return qp_state_name(attr.qp_state);
 }
 
-JsonObject RcConnection::qp_attributes(const End& e) {
+JsonObject RcConnection::qp_attributes(const End& e, bool connected) {
   JsonObject out;
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   const int mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                    IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC;
   if (!e.id || !e.id->qp || ibv_query_qp(e.id->qp, &attr, mask, &init) != 0) return out.add("query", "failed");
-  return out.add("state", qp_state_name(attr.qp_state))
+  out.add("state", qp_state_name(attr.qp_state));
+  if (!connected) return out;  // the rest is set on the way to RTR and RTS, and undefined before
+  return out
       .add("remote_write", (attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) != 0)
       .add("remote_read", (attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) != 0)
       .add("max_rd_atomic", attr.max_rd_atomic)
@@ -254,7 +256,7 @@ JsonObject RcConnection::events_heard(std::size_t from_active, std::size_t from_
   return out;
 }
 
-JsonObject RcConnection::connect(bool& ok) {
+JsonObject RcConnection::connect(bool& ok, bool listen) {
   JsonObject out;
   ok = false;
   End& a = ends_[0];
@@ -276,6 +278,10 @@ JsonObject RcConnection::connect(bool& ok) {
                           : -1))
     return out;
   sockaddr_storage dst = with_port(&p.host->id()->route.addr.src_addr, rdma_get_src_port(listener_));
+  if (!listen) {  // a port nobody listens on now
+    rdma_destroy_id(listener_);
+    listener_ = nullptr;
+  }
   sockaddr_storage src = with_port(&a.host->id()->route.addr.src_addr, 0);
   if (!call("rdma_create_id", rdma_create_id(channel_, &a.id, this, RDMA_PS_TCP))) return out;
   const auto step = [&](const char* name, int rc, rdma_cm_event_type want) {
@@ -296,8 +302,17 @@ JsonObject RcConnection::connect(bool& ok) {
   }
   rdma_conn_param param = conn_param();
   if (resolved && err == 0 && call("rdma_connect", rdma_connect(a.id, &param))) {
-    if (wait_until([&] { return p.id != nullptr || (!a.events.empty() && a.events.back().first != RDMA_CM_EVENT_ROUTE_RESOLVED); }) &&
-        p.id) {
+    // The request at the passive end, or an event that ends the attempt at the active one.
+    const auto answered = [&] {
+      return p.id != nullptr || (!a.events.empty() && a.events.back().first != RDMA_CM_EVENT_ROUTE_RESOLVED);
+    };
+    if (!listen) {
+      const auto rejected = [&] {
+        return std::any_of(a.events.begin(), a.events.end(),
+                           [](const auto& ev) { return ev.first == RDMA_CM_EVENT_REJECTED; });
+      };
+      ok = wait_until(rejected) && !p.id;
+    } else if (wait_until(answered) && p.id) {
       out.add("request", JsonObject()
                              .add("responder_resources", request_.responder_resources)
                              .add("initiator_depth", request_.initiator_depth)
@@ -320,9 +335,9 @@ JsonObject RcConnection::connect(bool& ok) {
   // Let a late event of either end (a REJECTED, an ESTABLISHED after an
   // error) come before the lists are written.
   wait_until([] { return false; }, kQuiet);
-  ok = connected_;
+  if (listen) ok = connected_;
   out.add("events", events_heard(0, 0));
-  out.add("qp", JsonObject().add("active", qp_attributes(a)).add("passive", qp_attributes(p)));
+  out.add("qp", JsonObject().add("active", qp_attributes(a, connected_)).add("passive", qp_attributes(p, connected_)));
   return out;
 }
 
@@ -341,7 +356,7 @@ JsonObject RcConnection::post(const std::string& from, const scenario::ConnSpec&
   const auto check_data = [&] {
     for (; checked < s.sends.size(); ++checked) {
       const Completion& c = s.sends[checked];
-      if (c.status != IBV_WC_SUCCESS || !(ibv_opcode_reads(spec.op) || ibv_opcode_writes(spec.op))) continue;
+      if (c.status != IBV_WC_SUCCESS || !(reads_memory(spec.op) || writes_memory(spec.op))) continue;
       const auto t = static_cast<uint32_t>(c.wr_id % kWindow);
       intact = intact && std::memcmp(slot(s, kSourceArea + t), slot(r, kTargetArea + t), size) == 0;
     }
@@ -356,7 +371,7 @@ JsonObject RcConnection::post(const std::string& from, const scenario::ConnSpec&
     if (timed_out) break;
     check_data();
     uint8_t* src = slot(s, kSourceArea + seq % kWindow);
-    if (ibv_opcode_reads(spec.op)) std::memset(src, 0, size);
+    if (reads_memory(spec.op)) std::memset(src, 0, size);
     else fill_message(src, size, seq, step);
     ibv_sge sge{reinterpret_cast<uintptr_t>(src), size, s.mr->lkey};
     ibv_send_wr wr{};

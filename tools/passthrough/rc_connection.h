@@ -46,8 +46,10 @@ class RcConnection {
   RcConnection& operator=(const RcConnection&) = delete;
 
   // Listen, resolve the address and the route, make the QPs, connect and
-  // accept: ok when both ends heard ESTABLISHED.
-  JsonObject connect(bool& ok);
+  // accept: ok when both ends heard ESTABLISHED. Without `listen` the
+  // listener's port is let go before the connect: ok when the active end
+  // hears REJECTED.
+  JsonObject connect(bool& ok, bool listen = true);
   // `spec.count` work requests of `spec.op` from the end of host `from`,
   // each signaled, at most kWindow outstanding. ok when every one
   // completed, successfully while connected and flushed after the
@@ -100,11 +102,11 @@ class RcConnection {
   bool wait_until(Done done, std::chrono::milliseconds limit = {});
   // The events each end heard from the given indices on: {"active": [...], "passive": [...]}.
   JsonObject events_heard(std::size_t from_active, std::size_t from_passive) const;
-  // The end's QP state (ibv_query_qp) as verbs names it; the attributes
-  // rdma_cm gave it.
+  // The end's QP state (ibv_query_qp) as verbs names it; and, once
+  // `connected`, the attributes rdma_cm gave it on the way to RTS.
   static const char* qp_state_name(ibv_qp_state s);
   static std::string qp_state(const End& e);
-  static JsonObject qp_attributes(const End& e);
+  static JsonObject qp_attributes(const End& e, bool connected);
 
   std::array<End, 2> ends_;  // the active end, the passive end
   rdma_event_channel* channel_ = nullptr;

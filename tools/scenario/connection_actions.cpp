@@ -77,7 +77,8 @@ std::function<void()> ScenarioRun::bind_connection(const Action& a) {
 
 std::function<void()> ScenarioRun::bind_connect(const Action& a) {
   if (connection_sizes_.empty()) size_connections();
-  r_.actions.push_back(a.at.str() + " " + a.node + " connect to " + a.conn.to);
+  r_.actions.push_back(a.at.str() + " " + a.node + " connect to " + a.conn.to +
+                       (a.conn.listen ? "" : " (not listening)"));
   return [this, act = &a] {
     const Action& a = *act;
     ++r_.checks;
@@ -86,6 +87,13 @@ std::function<void()> ScenarioRun::bind_connect(const Action& a) {
     const std::string line = sim_->now().str() + " " + a.node + " connect to " + a.conn.to;
     std::string why = ScenarioConnection::not_ready(from);
     if (why.empty()) why = ScenarioConnection::not_ready(to);
+    if (why.empty() && !a.conn.listen) {
+      // The REQ finds no listener: REJ "invalid service ID" (8), and the
+      // pair keeps whatever connection it had.
+      observe_host(from, sim::kind_tag("rrej"), 8, 0, 0);
+      r_.timeline.push_back(line + " -> rejected (nobody listens: invalid service ID)");
+      return;
+    }
     ScenarioConnection*& current = connection_of_[pair_of(a)];
     if (!why.empty()) {
       current = nullptr;

@@ -57,6 +57,9 @@ struct ConnSpec {
   uint32_t count = 1;  // messages, each its own work request
   uint32_t size = 64;  // bytes each
   uint32_t imm = 0;    // SendImm, WriteImm: message i carries immediate data imm + i
+  // Connect: false when nobody listens at `to`'s address and port: the
+  // request is rejected (REJ "invalid service ID") and no connection is made.
+  bool listen = true;
 };
 
 // The states a host's UD QP can be moved to (ibv_modify_qp).

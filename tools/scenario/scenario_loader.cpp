@@ -204,7 +204,7 @@ void parse_create_qp(const Reader& r, const YAML::Node& v, Action& a) {
   }
 }
 
-// connect/disconnect {node: H1, to: H2}, or
+// connect {node: H1, to: H2, listen: false}, disconnect {node: H1, to: H2}, or
 // post {node: H1, to: H2, op: send|send-imm|write|write-imm|read, count:, size:, imm:}.
 void parse_connection(const Reader& r, const YAML::Node& v, const std::string& what, Action& a) {
   const bool post = what == "post";
@@ -237,9 +237,13 @@ void parse_connection(const Reader& r, const YAML::Node& v, const std::string& w
     } else if (key == "imm" && post) {
       a.conn.imm = static_cast<uint32_t>(number(r, x, key, 0xFFFFFFFF));
       have_imm = true;
+    } else if (key == "listen" && what == "connect") {
+      const std::string b = r.scalar(x, key);
+      if (b != "true" && b != "false") r.fail(x, "'listen' is true or false");
+      a.conn.listen = b == "true";
     } else {
       r.fail(kv.first, "unknown key '" + key + "' in '" + what + "' (known: node, to" +
-                           (post ? ", op, count, size, imm" : "") + ")");
+                           (post ? ", op, count, size, imm" : what == "connect" ? ", listen" : "") + ")");
     }
   }
   if (a.node.empty() || a.conn.to.empty()) r.fail(v, "'" + what + "' needs a 'node' and a 'to' (the two hosts)");
@@ -248,9 +252,10 @@ void parse_connection(const Reader& r, const YAML::Node& v, const std::string& w
     r.fail(v, "'imm' belongs to op send-imm or write-imm");
 }
 
-// Connections in time order: a connect between two hosts not connected now,
-// a post or a disconnect on a connection made before (a post after the
-// disconnect is flushed, as on a QP in ERR), connect and disconnect once each.
+// Connections in time order: a connect between two hosts not connected now
+// (one to a host that does not listen connects nothing), a post or a
+// disconnect on a connection made before (a post after the disconnect is
+// flushed, as on a QP in ERR), connect and disconnect once each.
 void check_connections(const std::string& path, const std::vector<Action>& actions) {
   std::map<std::pair<std::string, std::string>, bool> pairs;  // (lower, higher name) -> connected now
   for (const Action& a : actions) {
@@ -264,7 +269,7 @@ void check_connections(const std::string& path, const std::vector<Action>& actio
     const std::string between = a.node + " and " + a.conn.to;
     if (a.kind == Action::Kind::Connect) {
       if (it != pairs.end() && it->second) throw ScenarioError(where + between + " are connected already");
-      pairs[{key.first, key.second}] = true;
+      if (a.conn.listen) pairs[{key.first, key.second}] = true;
     } else if (it == pairs.end()) {
       throw ScenarioError(where + "needs a connection between " + between + " ('connect' before it)");
     } else if (a.kind == Action::Kind::Disconnect) {

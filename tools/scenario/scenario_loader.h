@@ -25,7 +25,8 @@
 //     - {at: 3ms, detach: {node: H2, mgid: "ff12:4001::1"}}   # ibv_detach_mcast
 //     - {at: 3ms, qp-state: {node: H2, state: rts}}           # reset, init, rtr, rts, err
 //     - {at: 3ms, create-qp: {node: H2, block-self-mcast-lb: true}}
-//     - {at: 3ms, connect: {node: H1, to: H2}}                 # RC through rdma_cm
+//     - {at: 3ms, connect: {node: H1, to: H2}}                 # RC through rdma_cm (listen: false:
+//                                                             # H2 does not listen, REJ)
 //     - {at: 4ms, post: {node: H1, to: H2, op: write, count: 4, size: 4096}}  # also send,
 //                                       # send-imm, write-imm (with imm), read
 //     - {at: 5ms, disconnect: {node: H1, to: H2}}
