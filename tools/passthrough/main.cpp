@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -31,7 +32,11 @@ constexpr const char* kUsage =
     "--family: the hosts bind to their device's address of this family, and join a group MGID as an\n"
     "IPv4 address 239.X.Y.Z (X.Y.Z its last three bytes; the default: RoCEv2 joins only IPv4 groups)\n"
     "or as the IPv6 address it spells. @ADDRESS: the address the host binds (default: the first\n"
-    "of the machine's addresses of the family that rdma_cm puts on that device port).\n";
+    "of the machine's addresses of the family that rdma_cm puts on that device port).\n"
+    "--hosts H1,H3 --link listen:PORT|ADDRESS:PORT: this process acts for those hosts only, and\n"
+    "a peer process (the same scenario and map, the other hosts) on the other end of a TCP link\n"
+    "for the rest: the two run the steps in lockstep and both write every step's record (two\n"
+    "machines, one run). A connection between a host of each is refused.\n";
 
 int bad(const std::string& line) {
   std::fprintf(stderr, "ibfab-passthrough: %s\n", line.c_str());
@@ -42,7 +47,7 @@ int bad(const std::string& line) {
 
 int main(int argc, char** argv) {
   using namespace ibfab;
-  std::string file, map_text, out_path;
+  std::string file, map_text, out_path, local_text, link_spec;
   long timeout_ms = 10'000;
   passthrough::Family family = passthrough::Family::Ipv4;
   for (int i = 1; i < argc; ++i) {
@@ -57,6 +62,10 @@ int main(int argc, char** argv) {
       const std::optional<passthrough::Family> f = passthrough::parse_family(argv[++i]);
       if (!f) return bad(std::string("--family: ipv4 or ipv6, not '") + argv[i] + "'");
       family = *f;
+    } else if (arg == "--hosts" && has_value) {
+      local_text = argv[++i];
+    } else if (arg == "--link" && has_value) {
+      link_spec = argv[++i];
     } else if (arg == "--out" && has_value) {
       out_path = argv[++i];
     } else if (arg == "--timeout-ms" && has_value) {
@@ -70,11 +79,15 @@ int main(int argc, char** argv) {
     }
   }
   if (file.empty() || map_text.empty()) return bad(std::string("a SCENARIO and --map are required\n") + kUsage);
+  if (local_text.empty() != link_spec.empty()) return bad("--hosts and --link go together");
   try {
     const passthrough::HostMap map = passthrough::parse_host_map(map_text);
     const scenario::Scenario s = scenario::load_scenario(file);
     std::vector<std::string> hosts;
     std::vector<passthrough::Step> steps = passthrough::plan_steps(s, map, family, hosts);
+    if (!local_text.empty()) hosts = passthrough::split_hosts(s, steps, hosts, local_text);
+    std::unique_ptr<passthrough::PeerLink> link;
+    if (!link_spec.empty()) link = std::make_unique<passthrough::PeerLink>(link_spec, std::chrono::milliseconds(timeout_ms));
     for (const std::string& h : hosts) {
       try {
         passthrough::check_device_port(map.at(h));
@@ -82,7 +95,8 @@ int main(int argc, char** argv) {
         throw passthrough::SetupError(h + ": " + e.what());
       }
     }
-    passthrough::PassthroughRun run(s, map, family, std::move(steps), hosts, std::chrono::milliseconds(timeout_ms));
+    passthrough::PassthroughRun run(s, map, family, std::move(steps), hosts, std::chrono::milliseconds(timeout_ms),
+                                    link.get());
     std::ofstream file_out;
     if (!out_path.empty()) {
       file_out.open(out_path);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "tools/passthrough/completion_tally.h"
 
@@ -48,8 +49,9 @@ struct PassthroughRun::HostState {
 };
 
 PassthroughRun::PassthroughRun(const scenario::Scenario& s, const HostMap& map, Family family, std::vector<Step> steps,
-                               const std::vector<std::string>& hosts, std::chrono::milliseconds timeout)
-    : scenario_(s), steps_(std::move(steps)), family_(family), timeout_(timeout) {
+                               const std::vector<std::string>& hosts, std::chrono::milliseconds timeout,
+                               PeerLink* link)
+    : scenario_(s), steps_(std::move(steps)), family_(family), timeout_(timeout), link_(link) {
   // Every receive a host could need at once, within bounds: the waits keep
   // reposting as messages arrive.
   uint64_t sends = 0;
@@ -88,12 +90,103 @@ PassthroughRun::HostState& PassthroughRun::host(const std::string& name) {
   return **std::find_if(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h->rdma->name() == name; });
 }
 
+bool PassthroughRun::local(const std::string& name) const {
+  return std::any_of(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h->rdma->name() == name; });
+}
+
+namespace {
+
+std::string gid_hex(const ibv_gid& g) {
+  std::string out;
+  for (const uint8_t b : g.raw) out += hex(b, 2).substr(2);
+  return out;
+}
+
+bool gid_from_hex(const std::string& text, ibv_gid& g) {
+  if (text.size() != 32) return false;
+  for (std::size_t i = 0; i < 16; ++i) {
+    char* end = nullptr;
+    const std::string byte = text.substr(2 * i, 2);
+    g.raw[i] = static_cast<uint8_t>(std::strtoul(byte.c_str(), &end, 16));
+    if (*end) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+RdmaHost::Address PassthroughRun::address_of(const std::string& name) {
+  if (local(name)) return host(name).rdma->address();
+  std::istringstream in(ask("address " + name));
+  RdmaHost::Address a{};
+  std::string gid;
+  in >> a.lid >> gid >> a.qpn >> a.qkey;
+  if (!in || !gid_from_hex(gid, a.gid)) throw SetupError("--link: the peer's address of " + name + " is no address");
+  return a;
+}
+
+uint32_t PassthroughRun::qpn_of(const std::string& name) {
+  if (local(name)) return host(name).rdma->qp_num();
+  return static_cast<uint32_t>(std::stoul(ask("qpn " + name)));
+}
+
+void PassthroughRun::service_link() {
+  while (link_) {
+    const std::optional<std::string> line = link_->take_line();
+    if (!line) return;
+    std::istringstream in(*line);
+    std::string kind, what, name;
+    in >> kind;
+    if (kind == "ask") {
+      in >> what >> name;
+      if (!local(name)) throw SetupError("--link: the peer asks of " + name + ", which is not this process's");
+      if (what == "address") {
+        const RdmaHost::Address a = host(name).rdma->address();
+        link_->send("answer " + std::to_string(a.lid) + " " + gid_hex(a.gid) + " " + std::to_string(a.qpn) + " " +
+                    std::to_string(a.qkey));
+      } else {
+        link_->send("answer " + std::to_string(host(name).rdma->qp_num()));
+      }
+    } else if (kind == "answer") {
+      answer_ = line->substr(7);
+    } else if (kind == "step") {
+      std::size_t i = 0;
+      in >> i;
+      const auto start = line->find('{');
+      if (!in || start == std::string::npos) throw SetupError("--link: a step record that is none: " + *line);
+      peer_records_[i] = line->substr(start);
+    } else {
+      throw SetupError("--link: an unknown line from the peer: " + line->substr(0, 80));
+    }
+  }
+}
+
+std::string PassthroughRun::ask(const std::string& what) {
+  answer_.reset();
+  link_->send("ask " + what);
+  if (!wait_until([&] { return answer_.has_value(); }))
+    throw SetupError("--link: the peer did not answer 'ask " + what + "' in " + std::to_string(timeout_.count()) + " ms");
+  return *answer_;
+}
+
+std::string PassthroughRun::peer_record(std::size_t i) {
+  // The peer's step takes its own waits: give it as long as several of them.
+  const auto limit = 10 * timeout_;
+  if (!wait_until([&] { return peer_records_.count(i) != 0; }, limit))
+    throw SetupError("--link: the peer sent no record of step " + std::to_string(i) + " in " +
+                     std::to_string(limit.count()) + " ms");
+  std::string r = std::move(peer_records_[i]);
+  peer_records_.erase(i);
+  return r;
+}
+
 template <class Done>
 bool PassthroughRun::wait_until(Done done, std::chrono::milliseconds limit) {
   const Clock::time_point deadline = Clock::now() + (limit.count() ? limit : timeout_);
   std::vector<pollfd> fds;
   for (;;) {
     for (auto& h : hosts_) h->rdma->drain();
+    if (link_) service_link();
     if (done()) return true;
     for (auto& h : hosts_) h->rdma->arm();
     for (auto& h : hosts_) h->rdma->drain();
@@ -105,9 +198,11 @@ bool PassthroughRun::wait_until(Done done, std::chrono::milliseconds limit) {
       fds.push_back({h->rdma->completion_fd(), POLLIN, 0});
       fds.push_back({h->rdma->event_fd(), POLLIN, 0});
     }
+    if (link_) fds.push_back({link_->fd(), POLLIN, 0});
     if (poll(fds.data(), fds.size(), static_cast<int>(left)) > 0)
       for (std::size_t i = 0; i < hosts_.size(); ++i)
         if (fds[2 * i].revents & POLLIN) hosts_[i]->rdma->take_completion_events();
+    if (link_) service_link();
   }
 }
 
@@ -222,7 +317,7 @@ JsonObject PassthroughRun::send(HostState& h, const scenario::Action& a, std::si
     qpn = it->second.qpn;
     qkey = it->second.qkey;
   } else {
-    const RdmaHost::Address to = host(a.mcast.to).rdma->address();
+    const RdmaHost::Address to = address_of(a.mcast.to);
     ibv_ah_attr attr = unicast_address(r, to, a.mcast.grh);
     own_ah.reset(ibv_create_ah(r.pd(), &attr));
     out.add("create_ah", call_outcome(own_ah ? 0 : -1, errno));
@@ -331,7 +426,7 @@ JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action&
       o.add("opcode", wc_opcode_name(m.opcode)).add("byte_len", m.byte_len).add("grh", m.grh);
       if (m.imm) o.add("imm", hex(*m.imm, 8));
       else o.add_null("imm");
-      o.add("src_qp_is_sender", known_step && m.src_qp == host(from).rdma->qp_num()).add("intact", m.intact);
+      o.add("src_qp_is_sender", known_step && m.src_qp == qpn_of(from)).add("intact", m.intact);
     }
     list += (list.size() > 1 ? "," : "") + o.str();
   }
@@ -365,6 +460,12 @@ int PassthroughRun::run(std::ostream& out) {
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const scenario::Action& a = *steps_[i].action;
     const std::string& name = a.kind == Kind::Expect ? a.expect.node : a.node;
+    if (!local(name)) {  // the peer's step: its record, as it ran it
+      const std::string line = peer_record(i);
+      failed += line.ends_with("\"ok\":true}") ? 0 : 1;
+      out << line << '\n' << std::flush;
+      continue;
+    }
     HostState& h = host(name);
     JsonObject rec;
     rec.add("step", static_cast<uint64_t>(i)).add("at", steps_[i].at.str()).add("line", a.line).add("host", name)
@@ -417,6 +518,7 @@ int PassthroughRun::run(std::ostream& out) {
     }
     rec.add("ok", ok);
     failed += ok ? 0 : 1;
+    if (link_) link_->send("step " + std::to_string(i) + " " + rec.str());
     out << rec.str() << '\n' << std::flush;
   }
   out << JsonObject()

@@ -37,6 +37,12 @@ inline constexpr std::size_t kMaxSteps = 100'000;
 std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, Family family,
                              std::vector<std::string>& hosts);
 
+// The hosts of `hosts` named in `local` ("H1,H3"), for a process that
+// shares the run with a peer: throws Refusal for a name that is no host of
+// the run, or a connection step between a local host and the peer's.
+std::vector<std::string> split_hosts(const scenario::Scenario& s, const std::vector<Step>& steps,
+                                     const std::vector<std::string>& hosts, const std::string& local);
+
 // The join-state bit as rdma_cm's join flag names it ("full",
 // "send-only-full"); other states do not pass through.
 const char* join_state_name(uint8_t bits);
