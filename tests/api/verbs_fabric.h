@@ -122,7 +122,7 @@ struct Host {
   ~Host() {
     // As a careful program does: detach before the destroy, which uverbs
     // refuses (EBUSY) while the QP is attached.
-    for (const auto& [g, lid] : attached) ibv_detach_mcast(qp, &g, lid);
+    for (const auto& [g, mlid] : attached) ibv_detach_mcast(qp, &g, mlid);
     if (qp) ibv_destroy_qp(qp);
     if (mr) ibv_dereg_mr(mr);
     if (cq) ibv_destroy_cq(cq);
@@ -133,14 +133,14 @@ struct Host {
 
   // ibv_attach_mcast / ibv_detach_mcast of this host's QP, remembered so
   // that the destructor detaches what is left.
-  int attach(const ibv_gid& g, uint16_t lid) {
-    const int e = ibv_attach_mcast(qp, &g, lid);
-    if (e == 0) attached.emplace_back(g, lid);
+  int attach(const ibv_gid& g, uint16_t mlid) {
+    const int e = ibv_attach_mcast(qp, &g, mlid);
+    if (e == 0) attached.emplace_back(g, mlid);
     return e;
   }
-  int detach(const ibv_gid& g, uint16_t lid) {
-    std::erase_if(attached, [&](const auto& a) { return a.second == lid && std::memcmp(&a.first, &g, sizeof g) == 0; });
-    return ibv_detach_mcast(qp, &g, lid);
+  int detach(const ibv_gid& g, uint16_t mlid) {
+    std::erase_if(attached, [&](const auto& a) { return a.second == mlid && std::memcmp(&a.first, &g, sizeof g) == 0; });
+    return ibv_detach_mcast(qp, &g, mlid);
   }
   std::vector<std::pair<ibv_gid, uint16_t>> attached;
 

@@ -156,6 +156,32 @@ TEST(PassthroughPlan, ConnectionsPassThroughAndTheFarEndNeedsADevice) {
   EXPECT_EQ(refusal("  - {at: 0, connect: {node: H1, to: H3}}\n"), "s.yaml:4: host 'H3' has no device in --map");
 }
 
+TEST(PassthroughPlan, AProcessSharingTheRunTakesItsHostsAndNoConnectionToThePeers) {
+  const HostMap map = {{"H1", {"rxe0", 1, ""}}, {"H2", {"rxe0", 1, ""}}, {"H3", {"rxe0", 1, ""}}};
+  const auto split = [&](const std::string& actions, const std::string& local) -> std::string {
+    const scenario::Scenario s =
+        scenario::parse_scenario("topology: fat-tree:2:4\nduration: 1s\nactions:\n" + actions, "s.yaml");
+    std::vector<std::string> hosts;
+    try {
+      const std::vector<Step> steps = plan_steps(s, map, Family::Ipv4, hosts);
+      std::string out;
+      for (const std::string& h : split_hosts(s, steps, map, hosts, local)) out += (out.empty() ? "" : ",") + h;
+      return out;
+    } catch (const Refusal& e) {
+      return e.what();
+    }
+  };
+  const std::string sends = "  - {at: 0, send: {node: H1, to: H2}}\n  - {at: 0, send: {node: H3, to: H1}}\n";
+  EXPECT_EQ(split(sends, "H3,H1"), "H1,H3");  // in the run's order
+  EXPECT_EQ(split(sends, "H2"), "H2");
+  EXPECT_EQ(split("  - {at: 0, send: {node: H1, to: H2}}\n", "H3"), "");  // mapped, with nothing to do
+  EXPECT_EQ(split(sends, "H1,H9"), "--hosts: 'H9' has no device in --map");
+  EXPECT_EQ(split("  - {at: 0, connect: {node: H1, to: H3}}\n", "H1,H3"), "H1,H3");
+  EXPECT_EQ(split("  - {at: 0, connect: {node: H1, to: H3}}\n", "H1"),
+            "s.yaml:4: 'connect' cannot pass through to a real device: a connection between a host of this process "
+            "and one of the peer's (--hosts) does not pass through yet");
+}
+
 TEST(PassthroughPlan, TooManyRepetitionsAreRefused) {
   EXPECT_EQ(refusal("  - {at: 0, every: 1us, until: 1s, send: {node: H1, mgid: \"ff12::1\"}}\n"),
             "s.yaml:4: more than 100000 steps (repetitions included), the most a passthrough run takes");

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     const scenario::Scenario s = scenario::load_scenario(file);
     std::vector<std::string> hosts;
     std::vector<passthrough::Step> steps = passthrough::plan_steps(s, map, family, hosts);
-    if (!local_text.empty()) hosts = passthrough::split_hosts(s, steps, hosts, local_text);
+    if (!local_text.empty()) hosts = passthrough::split_hosts(s, steps, map, hosts, local_text);
     std::unique_ptr<passthrough::PeerLink> link;
     if (!link_spec.empty()) link = std::make_unique<passthrough::PeerLink>(link_spec, std::chrono::milliseconds(timeout_ms));
     for (const std::string& h : hosts) {

@@ -111,21 +111,14 @@ std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, Fa
   return steps;
 }
 
-std::vector<std::string> split_hosts(const scenario::Scenario& s, const std::vector<Step>& steps,
+std::vector<std::string> split_hosts(const scenario::Scenario& s, const std::vector<Step>& steps, const HostMap& map,
                                      const std::vector<std::string>& hosts, const std::string& local) {
   std::set<std::string> mine;
   std::size_t from = 0;
   while (from <= local.size()) {
     const std::size_t comma = std::min(local.find(',', from), local.size());
     const std::string name = local.substr(from, comma - from);
-    if (std::find(hosts.begin(), hosts.end(), name) == hosts.end())
-      throw Refusal("--hosts: '" + name + "' is no host of the run (its hosts: " +
-                    [&] {
-                      std::string all;
-                      for (const std::string& h : hosts) all += (all.empty() ? "" : ",") + h;
-                      return all;
-                    }() +
-                    ")");
+    if (!map.contains(name)) throw Refusal("--hosts: '" + name + "' has no device in --map");
     mine.insert(name);
     from = comma + 1;
   }
@@ -136,7 +129,10 @@ std::vector<std::string> split_hosts(const scenario::Scenario& s, const std::vec
       refuse(s, a, "a connection between a host of this process and one of the peer's (--hosts) does not pass "
                    "through yet");
   }
-  return {mine.begin(), mine.end()};
+  std::vector<std::string> out;
+  for (const std::string& h : hosts)
+    if (mine.count(h)) out.push_back(h);
+  return out;
 }
 
 }  // namespace ibfab::passthrough

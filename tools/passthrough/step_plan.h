@@ -38,9 +38,10 @@ std::vector<Step> plan_steps(const scenario::Scenario& s, const HostMap& map, Fa
                              std::vector<std::string>& hosts);
 
 // The hosts of `hosts` named in `local` ("H1,H3"), for a process that
-// shares the run with a peer: throws Refusal for a name that is no host of
-// the run, or a connection step between a local host and the peer's.
-std::vector<std::string> split_hosts(const scenario::Scenario& s, const std::vector<Step>& steps,
+// shares the run with a peer: throws Refusal for a name `map` does not
+// map, or a connection step between a local host and the peer's. (A
+// mapped host the run does not use has nothing to do.)
+std::vector<std::string> split_hosts(const scenario::Scenario& s, const std::vector<Step>& steps, const HostMap& map,
                                      const std::vector<std::string>& hosts, const std::string& local);
 
 // The join-state bit as rdma_cm's join flag names it ("full",
