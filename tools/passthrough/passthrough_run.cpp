@@ -409,6 +409,7 @@ JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action&
   const bool reached = wait_until([&] { return r.delivered >= want; });
   if (reached) wait_until([] { return false; }, kQuiet);
   std::string list = "[";
+  std::map<std::string, uint32_t> sender_qpn;  // by sending host
   for (std::size_t i = h.reported; i < r.received.size(); ++i) {
     const Received& m = r.received[i];
     const bool known_step = m.step && *m.step < steps_.size() && steps_[*m.step].action->kind == Kind::Send;
@@ -426,7 +427,8 @@ JsonObject PassthroughRun::expect_received(HostState& h, const scenario::Action&
       o.add("opcode", wc_opcode_name(m.opcode)).add("byte_len", m.byte_len).add("grh", m.grh);
       if (m.imm) o.add("imm", hex(*m.imm, 8));
       else o.add_null("imm");
-      o.add("src_qp_is_sender", known_step && m.src_qp == qpn_of(from)).add("intact", m.intact);
+      if (known_step && !sender_qpn.count(from)) sender_qpn[from] = qpn_of(from);  // asked once a step
+      o.add("src_qp_is_sender", known_step && m.src_qp == sender_qpn[from]).add("intact", m.intact);
     }
     list += (list.size() > 1 ? "," : "") + o.str();
   }

@@ -73,6 +73,13 @@ class Reader {
     return k.Scalar();
   }
 
+  // "true" or "false", else fails: "'KEY' is true or false".
+  bool boolean(const YAML::Node& n, const std::string& key) const {
+    const std::string b = scalar(n, key);
+    if (b != "true" && b != "false") fail(n, "'" + key + "' is true or false");
+    return b == "true";
+  }
+
   const std::string& file() const { return file_; }
 
  private:
@@ -136,9 +143,7 @@ void parse_mcast(const Reader& r, const YAML::Node& v, const std::string& what, 
     } else if (key == "to" && what == "send") {
       a.mcast.to = r.scalar(x, key);
     } else if (key == "grh" && what == "send") {
-      const std::string b = r.scalar(x, key);
-      if (b != "true" && b != "false") r.fail(x, "'grh' is true or false");
-      a.mcast.grh = b == "true";
+      a.mcast.grh = r.boolean(x, key);
       have_grh = true;
     } else if (key == "join-state" && membership) {
       a.mcast.join_state = join_state(r, x);
@@ -195,9 +200,7 @@ void parse_create_qp(const Reader& r, const YAML::Node& v, Action& a) {
     if (key == "node") {
       a.node = r.scalar(kv.second, key);
     } else if (key == "block-self-mcast-lb") {
-      const std::string b = r.scalar(kv.second, key);
-      if (b != "true" && b != "false") r.fail(kv.second, "'block-self-mcast-lb' is true or false");
-      a.block_self_mcast_lb = b == "true";
+      a.block_self_mcast_lb = r.boolean(kv.second, key);
     } else {
       r.fail(kv.first, "unknown key '" + key + "' in 'create-qp' (known: node, block-self-mcast-lb)");
     }
@@ -238,9 +241,7 @@ void parse_connection(const Reader& r, const YAML::Node& v, const std::string& w
       a.conn.imm = static_cast<uint32_t>(number(r, x, key, 0xFFFFFFFF));
       have_imm = true;
     } else if (key == "listen" && what == "connect") {
-      const std::string b = r.scalar(x, key);
-      if (b != "true" && b != "false") r.fail(x, "'listen' is true or false");
-      a.conn.listen = b == "true";
+      a.conn.listen = r.boolean(x, key);
     } else {
       r.fail(kv.first, "unknown key '" + key + "' in '" + what + "' (known: node, to" +
                            (post ? ", op, count, size, imm" : what == "connect" ? ", listen" : "") + ")");
@@ -290,9 +291,7 @@ void parse_expect(const Reader& r, const YAML::Node& v, Action& a) {
       a.expect.group = r.scalar(x, key);
       if (!wire::Gid::parse(a.expect.group)) r.fail(x, "'group': not a GID: '" + a.expect.group + "'");
     } else if (key == "exists") {
-      const std::string b = r.scalar(x, key);
-      if (b != "true" && b != "false") r.fail(x, "'exists' is true or false");
-      a.expect.exists = b == "true";
+      a.expect.exists = r.boolean(x, key);
     } else if (key == "members") {
       a.expect.members = static_cast<uint32_t>(number(r, x, key, 1'000'000));
     } else if (key == "node") {
