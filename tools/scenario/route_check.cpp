@@ -1,10 +1,65 @@
 #include "tools/scenario/route_check.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "fabric/model/fabric.h"
+#include "fabric/model/switch_node.h"
 
 namespace ibfab::scenario {
+namespace {
+
+// Where a switch's port leads, fixed for the whole check: another switch
+// (its slot), an end port, or nowhere (not cabled, down, or beyond the
+// switch's ports).
+struct Hop {
+  static constexpr int32_t kNowhere = -1;
+  static constexpr int32_t kEndPort = -2;
+  int32_t next = kNowhere;  // a switch slot, or kNowhere / kEndPort
+  const fabric::Port* end_port = nullptr;
+};
+
+// The fabric's switches as a graph of slots, built once: the walks then
+// read only LFT bytes and this table.
+struct SwitchGraph {
+  std::vector<const fabric::Switch*> switches;  // by slot
+  std::vector<uint32_t> first_hop;              // slot -> its ports' Hops start at first_hop[slot]
+  std::vector<Hop> hops;                        // ports 0..num_ports of each switch
+  std::vector<uint32_t> sources;                // slots of the switches with hosts attached
+
+  explicit SwitchGraph(const fabric::Fabric& f) {
+    std::vector<int32_t> slot_of(f.node_count(), Hop::kNowhere);
+    for (uint32_t i = 0; i < f.node_count(); ++i) {
+      const fabric::Node& n = f.node(i);
+      if (!n.up() || !n.is_switch()) continue;
+      slot_of[i] = static_cast<int32_t>(switches.size());
+      switches.push_back(static_cast<const fabric::Switch*>(&n));
+    }
+    for (uint32_t s = 0; s < switches.size(); ++s) {
+      const fabric::Switch& sw = *switches[s];
+      first_hop.push_back(static_cast<uint32_t>(hops.size()));
+      hops.emplace_back();  // port 0: the walk ends at this switch
+      bool has_hosts = false;
+      for (uint8_t p = 1; p <= sw.num_ports(); ++p) {
+        Hop h;
+        const fabric::Port* peer = sw.port(p).peer();
+        if (peer && sw.port(p).link_up()) {
+          if (peer->node().is_switch()) {
+            h.next = slot_of[peer->node().index()];
+          } else {
+            h.next = Hop::kEndPort;
+            h.end_port = peer;
+            has_hosts = true;
+          }
+        }
+        hops.push_back(h);
+      }
+      if (has_hosts) sources.push_back(s);
+    }
+  }
+};
+
+}  // namespace
 
 RouteCheck check_unicast_routes(const fabric::Fabric& f) {
   RouteCheck c;
@@ -13,17 +68,10 @@ RouteCheck check_unicast_routes(const fabric::Fabric& f) {
     const fabric::Node* node;
   };
   std::vector<Target> targets;
-  std::vector<const fabric::Switch*> switches;
   for (uint32_t i = 0; i < f.node_count(); ++i) {
     const fabric::Node& n = f.node(i);
     if (!n.up()) continue;
     if (n.is_switch()) {
-      bool has_hosts = false;
-      for (uint8_t p = 1; p <= n.num_ports(); ++p) {
-        const fabric::Port* peer = n.port(p).peer();
-        has_hosts = has_hosts || (peer && n.port(p).link_up() && !peer->node().is_switch());
-      }
-      if (has_hosts) switches.push_back(static_cast<const fabric::Switch*>(&n));
       if (n.port(0).lid) targets.push_back({n.port(0).lid, &n});
       continue;
     }
@@ -37,28 +85,51 @@ RouteCheck check_unicast_routes(const fabric::Fabric& f) {
       targets.push_back({port.lid, &n});
     }
   }
-  for (const fabric::Switch* s : switches) {
-    for (const Target& t : targets) {
+  const SwitchGraph g(f);
+  // Each destination's forwarding is a graph with one edge out of every
+  // switch, so a switch's verdict for a LID is the verdict of the switch
+  // its entry leads to. Walks stop at a switch already judged for this LID
+  // (stamp == the LID's round), so each LID costs one visit per switch its
+  // routes touch, not one walk per source; reaching a switch still on the
+  // current walk is a loop.
+  enum : uint8_t { kOnWalk, kDelivers, kBroken };
+  std::vector<uint32_t> stamp(g.switches.size(), 0);
+  std::vector<uint8_t> verdict(g.switches.size(), kBroken);
+  std::vector<uint32_t> walk;
+  uint32_t round = 0;
+  for (const Target& t : targets) {
+    ++round;
+    for (const uint32_t source : g.sources) {
       ++c.checked;
-      const fabric::Node* at = s;
-      bool ok = false;
-      for (int hop = 0; hop < 64; ++hop) {
-        const auto& sw = static_cast<const fabric::Switch&>(*at);
-        const uint8_t out = sw.lft(t.lid);
-        if (out == 0) {
-          ok = at == t.node;
+      walk.clear();
+      uint32_t at = source;
+      uint8_t result = kBroken;
+      for (;;) {
+        if (stamp[at] == round) {
+          result = verdict[at] == kDelivers ? kDelivers : kBroken;  // kOnWalk: a loop
           break;
         }
-        if (out > sw.num_ports() || !sw.port(out).link_up()) break;
-        const fabric::Port* peer = sw.port(out).peer();
-        if (peer->node().is_switch()) {
-          at = &peer->node();
+        stamp[at] = round;
+        verdict[at] = kOnWalk;
+        walk.push_back(at);
+        const fabric::Switch& sw = *g.switches[at];
+        const uint8_t out = sw.lft(t.lid);
+        if (out > sw.num_ports()) break;
+        const Hop& h = g.hops[g.first_hop[at] + out];
+        if (out == 0) {
+          result = &sw == t.node ? kDelivers : kBroken;
+          break;
+        }
+        if (h.next >= 0) {
+          at = static_cast<uint32_t>(h.next);
           continue;
         }
-        ok = &peer->node() == t.node && peer->owns_lid(t.lid);
+        if (h.next == Hop::kEndPort && &h.end_port->node() == t.node && h.end_port->owns_lid(t.lid))
+          result = kDelivers;
         break;
       }
-      if (!ok) ++c.broken;
+      for (const uint32_t s : walk) verdict[s] = result;
+      if (result != kDelivers) ++c.broken;
     }
   }
   return c;
