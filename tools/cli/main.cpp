@@ -6,12 +6,19 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string_view>
 
 #include "fabric/topology/topology_error.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/huge_pages.h"
 #include "tools/scenario/scenario_loader.h"
 
 int main(int argc, char** argv) {
+  // The commands that build a whole fabric's model.
+  if (argc > 1) {
+    const std::string_view command = argv[1];
+    if (command == "run" || command == "serve" || command == "validate") ibfab::cli::use_huge_pages(argv);
+  }
   CLI::App app{
       "ibfab: an InfiniBand fabric simulator.\n"
       "Builds a model of HCAs, switches and links, runs scenarios on it, and\n"
