@@ -1,6 +1,8 @@
 // ibfab_bench: Google Benchmark with one addition: after the runs it prints
 // each figure beside its anchor (the baseline measured in the same run) and
-// their ratio, using medians when --benchmark_repetitions > 1.
+// their ratio, using medians when --benchmark_repetitions > 1. It runs with
+// glibc's malloc on transparent huge pages, as ibfab run and serve do
+// (tools/cli/huge_pages.h).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -8,18 +10,25 @@
 #include <string>
 #include <vector>
 
+#include "tools/cli/huge_pages.h"
+
 namespace {
 
 // figure benchmark -> (anchor benchmark, counter compared)
 struct Pairing { const char* figure; const char* anchor; const char* counter; };
 constexpr Pairing kPairings[] = {
     {"phold/ibfab", "phold/naive_priority_queue", "events_per_s"},
+    {"phold/ibfab_heap", "phold/naive_priority_queue", "events_per_s"},
     {"phold/ibfab_heap4", "phold/naive_priority_queue", "events_per_s"},
     {"phold/ibfab_heap8", "phold/naive_priority_queue", "events_per_s"},
-    {"phold/ibfab_ladder", "phold/naive_priority_queue", "events_per_s"},
     // The fabric model's event rate against the bare kernel's.
     {"forwarding/unicast/fat-tree:2:36", "phold/ibfab", "events_per_s"},
     {"forwarding/multicast/fat-tree:2:36", "phold/ibfab", "events_per_s"},
+    // The model's event rate during an SM's bring-up against the bare kernel's.
+    {"bringup/fat-tree:3:36", "phold/ibfab", "events_per_s"},
+    // `ibfab run` as a whole process against the bring-up alone.
+    {"run/fat-tree:3:36", "bringup/fat-tree:3:36", "wall_s"},
+    {"run/fat-tree:3:48", "bringup/fat-tree:3:48", "wall_s"},
     // The RC transport against memcpy of the same size.
     {"rc/send/64B", "memcpy/64B", "messages_per_s"},
     {"rc/write/64KiB", "memcpy/64KiB", "bytes_per_s"},
@@ -66,6 +75,8 @@ class AnchorReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The engine's heap as `ibfab run` and `ibfab serve` have it.
+  ibfab::cli::use_huge_pages(argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   AnchorReporter reporter;

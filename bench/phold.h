@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "sim/rng.h"
+#include "sim/scheduler.h"
 
 namespace ibfab::bench {
 
@@ -30,9 +31,9 @@ inline void phold_draw(sim::Rng& rng, const PholdParams& p, uint32_t at, uint32_
   delay = 1 + static_cast<int64_t>(rng.exponential(p.mean_delay_ps));
 }
 
-// Runs PHOLD on ibfab's Simulator with the named scheduler ("heap" is the
-// default); returns the final simulated time in ps.
-int64_t run_phold_ibfab(const PholdParams& p, uint64_t seed, const char* scheduler = "heap");
+// Runs PHOLD on ibfab's Simulator with the named scheduler; returns the
+// final simulated time in ps.
+int64_t run_phold_ibfab(const PholdParams& p, uint64_t seed, const char* scheduler = sim::kDefaultScheduler);
 // Runs PHOLD on a std::priority_queue of std::function events (the naive
 // baseline); returns the final simulated time in ps.
 int64_t run_phold_naive(const PholdParams& p, uint64_t seed);

@@ -25,7 +25,7 @@ namespace ibfab::bench {
 namespace {
 
 struct World {
-  sim::Simulator sim{1, sim::make_scheduler("heap")};
+  sim::Simulator sim{1, sim::make_scheduler(sim::kDefaultScheduler)};
   topo::Topology topology;
   std::unique_ptr<fabric::Fabric> fabric;
   std::unique_ptr<sm::SubnetManager> sm;

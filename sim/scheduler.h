@@ -9,8 +9,9 @@
 //
 // Complexity of the implementations (n = pending events):
 //   DaryHeapScheduler<D>  insert O(log_D n), top O(1), pop O(D log_D n)
-//   ("heap" = D 2, the default; "heap4", "heap8")
-//   LadderScheduler       insert O(1), pop O(1) amortised ("ladder")
+//   ("heap" = D 2; "heap4", "heap8")
+//   LadderScheduler       insert O(1), pop O(1) amortised ("ladder", the
+//                         default: the fastest on PHOLD and on bring-up)
 // Cancellation is not the scheduler's business: cancelled events stay in the
 // set as tombstones and the Simulator skips them when they surface.
 #include <cstdint>
@@ -96,5 +97,7 @@ extern template class DaryHeapScheduler<8>;
 
 // Builds a scheduler by name ("heap", "heap4", "heap8", "ladder"); null for an unknown name.
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name);
+// The scheduler a Simulator gets when none is named.
+inline constexpr const char* kDefaultScheduler = "ladder";
 
 }  // namespace ibfab::sim

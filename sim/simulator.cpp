@@ -3,7 +3,7 @@
 namespace ibfab::sim {
 
 Simulator::Simulator(uint64_t seed, std::unique_ptr<Scheduler> scheduler)
-    : scheduler_(scheduler ? std::move(scheduler) : std::make_unique<BinaryHeapScheduler>()),
+    : scheduler_(scheduler ? std::move(scheduler) : make_scheduler(kDefaultScheduler)),
       fifo_(64),
       rng_(seed) {}
 
@@ -73,7 +73,7 @@ void Simulator::run_entry(const QueueEntry& e) {
   EventPool::bump(r);
   --live_;
   now_ = Time::ps(e.when);
-  ++events_run_;
+  if ((++events_run_ & 4095) == 0) progress_->clock(e.when, events_run_);
   ops->invoke(r.storage);
   if (ops->destroy) ops->destroy(r.storage);
   pool_.release(slot);

@@ -22,6 +22,7 @@
 #include "sim/rng.h"
 #include "sim/scheduler.h"
 #include "sim/time.h"
+#include "sim/progress.h"
 #include "sim/trace.h"
 
 namespace ibfab::sim {
@@ -78,6 +79,11 @@ class Simulator {
 
   Rng& rng() { return rng_; }
   Trace& trace() { return trace_; }
+  // Where the model reports how far a long job has got (sim/progress.h);
+  // the clock is stored there every 4,096 events. Not owned; by default an
+  // instance nobody reads.
+  Progress& progress() { return *progress_; }
+  void report_progress_to(Progress& p) { progress_ = &p; }
 
  private:
   template <class F>
@@ -111,6 +117,8 @@ class Simulator {
   bool stopped_ = false;
   Rng rng_;
   Trace trace_;
+  Progress own_progress_;
+  Progress* progress_ = &own_progress_;
 };
 
 }  // namespace ibfab::sim

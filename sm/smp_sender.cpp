@@ -99,6 +99,7 @@ void SmpSender::send(Pending p) {
   if (r.method == mad::dr_smp::kMethodSet) std::memcpy(&smp[mad::dr_smp::kDataOffset], r.data, 64);
   if (p.tries++ > 0) ++retries_;
   ++sent_;
+  hca_.fabric().sim().progress().advance();
   const auto free_slot = static_cast<unsigned>(std::find(slot_tid_.begin(), slot_tid_.end(), kFree) - slot_tid_.begin());
   Slot& s = slots_[free_slot];
   s.pending = std::move(p);

@@ -58,6 +58,8 @@ class CmService final : public fabric::PortEventListener {
   // Every Active port has joined its IPoIB broadcast group, or tried twice
   // (HostStacks::ipoib_settled: cheap to ask after every event).
   bool ipoib_settled() { return stacks_.ipoib_settled(); }
+  std::size_t ipoib_hosts_settled() const { return stacks_.ipoib_hosts_settled(); }
+  std::size_t hosts() const { return stacks_.hosts(); }
   // Sends the events a full channel socket could not take yet.
   void flush() { ucma_.flush(); }
   bool backlog() const { return ucma_.backlog(); }

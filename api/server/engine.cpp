@@ -185,6 +185,7 @@ Engine::Engine(EngineOptions options)
     : options_(std::move(options)),
       topology_(topo::load_topology(options_.topology)),
       addresses_(topology_, options_.addresses) {
+  if (options_.progress) sim_.report_progress_to(*options_.progress);
   fabric_ = std::make_unique<fabric::Fabric>(sim_, topology_);
   cm_ = std::make_unique<CmService>(*fabric_, addresses_, options_.every_host_local);
   for (uint32_t i = 0; i < fabric_->node_count(); ++i)
@@ -239,11 +240,14 @@ std::string Engine::bring_up() {
   if (!sm_->subnet_up()) return "the subnet did not come up: " + sm_->last_sweep().error;
   // Then IPoIB: every Active port joins its broadcast group, as the hosts'
   // ipoib drivers would before any application starts.
+  sim::Progress& progress = sim_.progress();
+  progress.begin("IPoIB joins", "hosts", cm_->hosts());
   const sim::Time ipoib_limit = sim_.now() + sim::Time::s(60);
-  while (!cm_->ipoib_settled() && sim_.now() < ipoib_limit) {
+  for (uint64_t steps = 1; !cm_->ipoib_settled() && sim_.now() < ipoib_limit; ++steps) {
     const std::optional<sim::Time> next = sim_.next_time();
     if (!next || *next > ipoib_limit) break;
     sim_.step();
+    if (steps % 65536 == 0) progress.set_done(cm_->ipoib_hosts_settled());
   }
   return "";
 }

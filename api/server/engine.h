@@ -73,6 +73,9 @@ struct EngineOptions {
   int64_t rx_grace_us = 10000;    // VerbsService::set_rx_grace_ns (0: hardware's drop at once)
   topo::AddressOptions addresses; // the ports' IP addresses and the hosts' routes (rdma_cm)
   bool every_host_local = false;  // rdma_cm: any host's address is local to every client (embedded)
+  // Where the model build, the bring-up and the IPoIB joins report how far
+  // they are (sim/progress.h; not owned; null: nowhere).
+  sim::Progress* progress = nullptr;
   bool sa_send_only_full = true;  // the built-in SA understands JoinState 0x8 (sm::McastOptions)
   std::string partitions;         // the built-in SM's partitions.conf ("" = OpenSM's default partition)
   std::string routing = "minhop";  // the built-in SM's routing engine (sm::routing_engine_names)

@@ -33,14 +33,17 @@ uint64_t Fabric::Stats::total_dropped() const {
 Fabric::Fabric(sim::Simulator& sim, const topo::Topology& topology, FabricOptions options)
     : sim_(&sim), options_(options) {
   const auto& descs = topology.nodes();
+  const auto& links = topology.links();
+  sim::Progress& progress = sim.progress();
+  progress.begin("model build", "nodes and cables", descs.size() + links.size());
   nodes_.reserve(descs.size());
   by_name_.reserve(descs.size());
   for (uint32_t i = 0; i < descs.size(); ++i) {
     if (descs[i].kind == topo::NodeKind::Switch) nodes_.push_back(std::make_unique<Switch>(*this, i, descs[i]));
     else nodes_.push_back(std::make_unique<Hca>(*this, i, descs[i]));
     by_name_.emplace(nodes_.back()->name(), nodes_.back().get());
+    progress.advance();
   }
-  const auto& links = topology.links();
   links_.reserve(links.size());
   for (uint32_t i = 0; i < links.size(); ++i) {
     const topo::LinkDesc& d = links[i];
@@ -49,6 +52,7 @@ Fabric::Fabric(sim::Simulator& sim, const topo::Topology& topology, FabricOption
     links_.push_back(std::make_unique<Link>(i, a, b, d.rate, d.propagation, sim::mix64(options_.seed, i)));
     a->attach(links_.back().get());
     b->attach(links_.back().get());
+    progress.advance();
   }
   captured_.assign(links_.size(), false);
 }

@@ -276,7 +276,7 @@ bool Hca::attached(uint32_t qpn) const {
   });
 }
 
-int Hca::detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t mlid) {
+int Hca::detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t /*mlid: matched by MGID alone, as the kernel does*/) {
   auto it = qps_.find(qpn);
   if (it == qps_.end()) return EINVAL;
   auto& gs = groups(it->second.port);

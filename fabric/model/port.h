@@ -5,7 +5,9 @@
 // Numbering: HCA ports are 1..N. Switch port 0 is the management port (it
 // owns the switch's LID and P_Key table and has no link); 1..N are external.
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "fabric/model/port_counters.h"
@@ -80,15 +82,18 @@ class Port {
   // default partition, full member.
   std::vector<uint16_t> pkeys;
   // GUIDInfo: entry 0 stands for the port GUID (read-only); the others are
-  // alias GUIDs an SM may assign. GUIDCap = its size.
-  std::array<uint64_t, 8> guid_table{};
+  // alias GUIDs an SM may assign, all zero until the first Set (null till
+  // then: most ports never get one). GUIDCap = kGuidCap.
+  static constexpr std::size_t kGuidCap = 8;
+  std::unique_ptr<std::array<uint64_t, kGuidCap>> guid_table;
   // SLtoVLMappingTable (8 bytes as the SMP carries it) by input port: a
   // switch port's, for each port packets come in by; a CA port's at [0].
   // Entries not set yet map every SL to VL0 (all zero).
   std::vector<std::array<uint8_t, 8>> sl_to_vl;
   // VLArbitrationTable blocks 1..4 (low priority 0-31, 32-63, high
-  // priority 0-31, 32-63), as the SMP carries them; all zero until set.
-  std::array<std::array<uint8_t, 64>, 4> vl_arbitration{};
+  // priority 0-31, 32-63), as the SMP carries them; all zero until the
+  // first Set (null till then).
+  std::unique_ptr<std::array<std::array<uint8_t, 64>, 4>> vl_arbitration;
 
   PortCounters counters;
 

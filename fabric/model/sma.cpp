@@ -182,7 +182,7 @@ uint16_t Sma::port_info(Port& in, uint32_t mod, bool set, uint8_t* data) {
   pi.m_key_violations = p->m_key_violations;
   pi.p_key_violations = p->p_key_violations;
   pi.q_key_violations = p->q_key_violations;
-  pi.guid_cap = static_cast<uint8_t>(p->guid_table.size());
+  pi.guid_cap = static_cast<uint8_t>(Port::kGuidCap);
   pi.client_reregister = false;  // a trigger, never read back as set
   pi.subnet_timeout = base.subnet_timeout;
   pi.resp_time_value = p->resp_time_value;
@@ -282,15 +282,16 @@ uint16_t Sma::pkey_table(Port& in, uint32_t mod, bool set, uint8_t* data) {
 uint16_t Sma::guid_info(Port& in, uint32_t mod, bool set, uint8_t* data) {
   Port& p = node_.is_switch() ? node_.port(0) : in;
   const std::size_t first = std::size_t{mod} * mad::GuidInfo::kEntriesPerBlock;
-  if (first >= p.guid_table.size()) return st::kInvalidAttrValue;
+  if (first >= Port::kGuidCap) return st::kInvalidAttrValue;
   if (set) {
+    if (!p.guid_table) p.guid_table = std::make_unique<std::array<uint64_t, Port::kGuidCap>>();
     const auto t = mad::GuidInfo::unpack(std::span<const uint8_t>(data, 64));
-    for (std::size_t i = 0; i < t.guid.size() && first + i < p.guid_table.size(); ++i)
-      if (first + i != 0) p.guid_table[first + i] = t.guid[i];  // index 0 is read-only
+    for (std::size_t i = 0; i < t.guid.size() && first + i < Port::kGuidCap; ++i)
+      if (first + i != 0) (*p.guid_table)[first + i] = t.guid[i];  // index 0 is read-only
   }
   mad::GuidInfo t;
-  for (std::size_t i = 0; i < t.guid.size() && first + i < p.guid_table.size(); ++i)
-    t.guid[i] = first + i == 0 ? p.guid() : p.guid_table[first + i];
+  for (std::size_t i = 0; i < t.guid.size() && first + i < Port::kGuidCap; ++i)
+    t.guid[i] = first + i == 0 ? p.guid() : p.guid_table ? (*p.guid_table)[first + i] : 0;
   t.pack(data_span(data));
   return st::kOk;
 }
@@ -325,13 +326,14 @@ uint16_t Sma::vl_arbitration(Port& in, uint32_t mod, bool set, uint8_t* data) {
     if ((mod & 0xFF) > node_.num_ports()) return st::kInvalidAttrValue;
     p = &node_.port(static_cast<uint8_t>(mod & 0xFF));
   }
-  auto& table = p->vl_arbitration[block - 1];
   if (set) {
+    if (!p->vl_arbitration) p->vl_arbitration = std::make_unique<std::array<std::array<uint8_t, 64>, 4>>();
     // Each entry's VL is 4 bits; the reserved high nibble reads as zero.
     const auto t = mad::VlArbitrationTable::unpack(std::span<const uint8_t>(data, 64));
-    t.pack(table);
+    t.pack((*p->vl_arbitration)[block - 1]);
   }
-  std::copy(table.begin(), table.end(), data);
+  if (p->vl_arbitration) std::copy_n((*p->vl_arbitration)[block - 1].begin(), 64, data);
+  else std::fill_n(data, 64, uint8_t{0});
   return st::kOk;
 }
 

@@ -23,6 +23,7 @@
 #include "tools/cli/fabric_network.h"
 #include "tools/cli/host_snapshot.h"
 #include "tools/cli/host_view.h"
+#include "tools/scenario/progress_line.h"
 
 namespace ibfab::cli {
 
@@ -155,6 +156,11 @@ int Commands::serve() {
       std::cerr << "ibfab: no network between the hosts: " << e.what() << std::endl;
     }
   }
+  // From the model build to ready: a progress line on stderr past 3 s.
+  sim::Progress progress;
+  progress.begin("model build", "");
+  o.progress = &progress;
+  auto progress_line = std::make_unique<scenario::ProgressLine>(stderr, "serve", progress);
   api::Engine engine(o);  // a bad --ip throws here, before the socket exists
   std::string error;
   const int fd = api::listen_at(path, error);
@@ -175,6 +181,7 @@ int Commands::serve() {
   } else {
     std::cout << "addresses: " << plan.ports().size() << " ports (ibfab topo show --addresses lists them)\n";
   }
+  progress_line.reset();
   std::cout << "ready" << std::endl;
   engine.serve(fd, g_stop);
   ::close(fd);

@@ -85,6 +85,8 @@ RouteCheck check_unicast_routes(const fabric::Fabric& f) {
       targets.push_back({port.lid, &n});
     }
   }
+  sim::Progress& progress = f.sim().progress();
+  progress.begin("route check", "LIDs", targets.size());
   const SwitchGraph g(f);
   // Each destination's forwarding is a graph with one edge out of every
   // switch, so a switch's verdict for a LID is the verdict of the switch
@@ -99,6 +101,7 @@ RouteCheck check_unicast_routes(const fabric::Fabric& f) {
   uint32_t round = 0;
   for (const Target& t : targets) {
     ++round;
+    progress.advance();
     for (const uint32_t source : g.sources) {
       ++c.checked;
       walk.clear();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/scheduler.h"
 #include "sim/time.h"
 #include "sm/partitions/partition_config.h"
 
@@ -117,7 +118,7 @@ struct Scenario {
   std::string description;
   std::string topology;     // a topology spec (net-file paths are relative to the file)
   uint64_t seed = 1;
-  std::string scheduler = "heap";          // sim::make_scheduler name
+  std::string scheduler = sim::kDefaultScheduler;  // sim::make_scheduler name
   sim::Time duration = sim::Time::ms(1);  // simulated time to run
   std::vector<SmSpec> sms;
   std::vector<Action> actions;            // sorted by time, then file order

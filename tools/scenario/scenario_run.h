@@ -25,6 +25,7 @@
 #include "sm/discovery.h"
 #include "sm/smp_sender.h"
 #include "sm/subnet_manager.h"
+#include "tools/scenario/progress_line.h"
 #include "tools/scenario/report.h"
 #include "tools/scenario/scenario.h"
 #include "tools/scenario/scenario_connection.h"
@@ -42,7 +43,7 @@ class ScenarioRun {
   // scenario_runner.cpp
   void attach_outputs();
   void start_sms();
-  void advance();  // runs to the scenario's end, with a progress line
+  void advance();  // runs to the scenario's end
   void repeat(std::size_t i);  // applies repeats_[i] and schedules its next time
   void collect();
   void collect_groups();
@@ -97,6 +98,8 @@ class ScenarioRun {
   const Scenario& s_;
   const RunOptions& options_;
   Report r_;
+  sim::Progress progress_;  // what the progress line reads, from the model build on
+  std::unique_ptr<ProgressLine> progress_line_;
   topo::Topology topology_;
   sim::RunDigest digest_;  // the fingerprint
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file_{nullptr, &std::fclose};

@@ -61,8 +61,21 @@ std::string join_state_name(uint8_t js) {
   return b;
 }
 
+namespace {
+
+// The progress line starts before the model is built: that is the first phase.
+std::unique_ptr<ProgressLine> start_progress_line(std::FILE* out, const std::string& name, sim::Progress& p) {
+  p.begin("model build", "");
+  return std::make_unique<ProgressLine>(out, name, p);
+}
+
+}  // namespace
+
 ScenarioRun::ScenarioRun(const Scenario& s, const RunOptions& options)
-    : s_(s), options_(options), topology_(topo::load_topology(s.topology)) {
+    : s_(s),
+      options_(options),
+      progress_line_(start_progress_line(options.progress, s.name, progress_)),
+      topology_(topo::load_topology(s.topology)) {
   const topo::TopologyStats stats = topo::compute_stats(topology_);
   r_.name = s.name;
   r_.file = s.file;
@@ -76,6 +89,7 @@ ScenarioRun::ScenarioRun(const Scenario& s, const RunOptions& options)
   r_.expected = s.fingerprint;
   r_.policy = options.policy.value_or("");
   sim_ = std::make_unique<sim::Simulator>(r_.seed, sim::make_scheduler(options.scheduler.value_or(s.scheduler)));
+  sim_->report_progress_to(progress_);
   fabric::FabricOptions fo;
   fo.seed = r_.seed;
   fabric_ = std::make_unique<fabric::Fabric>(*sim_, topology_, fo);
@@ -159,6 +173,7 @@ void ScenarioRun::start_sms() {
       out.max_lid = w.max_lid;
       out.routing_wall_seconds = w.routing_wall_seconds;
       const RouteCheck c = check_unicast_routes(*fabric_);
+      progress_.begin("running the scenario", "");
       out.routes_checked = c.checked;
       out.routes_broken = c.broken;
       out.ports_not_active = c.ports_not_active;
@@ -209,22 +224,9 @@ void ScenarioRun::repeat(std::size_t i) {
 }
 
 void ScenarioRun::advance() {
-  sim::Simulator& sim = *sim_;
-  const auto t0 = std::chrono::steady_clock::now();
-  // In 200 slices of simulated time, so that a long run can say how far it
-  // is; slicing run_until changes no event's time or order.
-  auto last_print = t0;
-  for (int slice = 1; slice <= 200; ++slice) {
-    sim.run_until(slice == 200 ? s_.duration : s_.duration / 200 * slice);
-    if (!options_.progress) continue;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - t0 < std::chrono::seconds(3) || now - last_print < std::chrono::seconds(1)) continue;
-    last_print = now;
-    std::fprintf(options_.progress, "ibfab: %s: %s of %s simulated, %llu events, %.0f s\n", s_.name.c_str(),
-                 sim.now().str().c_str(), s_.duration.str().c_str(), static_cast<unsigned long long>(sim.events_run()),
-                 std::chrono::duration<double>(now - t0).count());
-    std::fflush(options_.progress);
-  }
+  if (s_.sms.empty()) progress_.begin("running the scenario", "");
+  sim_->run_until(s_.duration);
+  progress_line_.reset();  // the run is done: no more lines
 }
 
 void ScenarioRun::collect() {

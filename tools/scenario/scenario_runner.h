@@ -21,8 +21,8 @@ struct RunOptions {
   bool pcap_linktype_247 = false;  // LINKTYPE_INFINIBAND instead of ERF
   std::string trace;           // write the text trace to this file ("" = none)
   std::string dot_dir;         // write one DOT picture per multicast tree here ("" = none)
-  // Where to print a progress line once a run has taken 3 s of wall time
-  // (null: never). The run itself is unaffected.
+  // Where to print a progress line (progress_line.h) once a run has taken
+  // 3 s of wall time (null: never). The run itself is unaffected.
   std::FILE* progress = nullptr;
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::optional<std::string> scheduler;  // overrides the scenario's scheduler

@@ -10,12 +10,30 @@ fabric::Hca& HostStacks::first_host() const {
   throw std::logic_error("a fabric with no host");
 }
 
+namespace {
+
+bool ipoib_settled_on(const HostStack& s) {
+  for (const PortStack& ps : s.ports)
+    if (!ps.ipoib->settled()) return false;
+  return true;
+}
+
+}  // namespace
+
+std::size_t HostStacks::ipoib_hosts_settled() const {
+  std::size_t n = 0;
+  for_each([&](const HostStack& s) { n += ipoib_settled_on(s); });
+  return n;
+}
+
+std::size_t HostStacks::hosts() const {
+  std::size_t n = 0;
+  for_each([&](const HostStack&) { ++n; });
+  return n;
+}
+
 bool HostStacks::ipoib_settled() {
-  const auto settled = [](const HostStack& s) {
-    for (const PortStack& ps : s.ports)
-      if (!ps.ipoib->settled()) return false;
-    return true;
-  };
+  const auto settled = ipoib_settled_on;
   const auto first_unsettled = [&](std::size_t from) {
     while (from < stacks_.size() && (!stacks_[from] || settled(*stacks_[from]))) ++from;
     return from;

@@ -69,6 +69,10 @@ class HostStacks {
   // Cheap to ask after every event: it resumes at the host that held it up
   // last time, and says yes only after a whole pass.
   bool ipoib_settled();
+  // How many hosts have every Active port settled so (a whole pass: for
+  // progress lines, not for every event).
+  std::size_t ipoib_hosts_settled() const;
+  std::size_t hosts() const;
 
  private:
   std::vector<std::unique_ptr<HostStack>> stacks_;  // by node index (null for switches)
