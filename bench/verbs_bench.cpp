@@ -23,10 +23,6 @@
 // of this thread ("app_").
 #include <benchmark/benchmark.h>
 #include <dirent.h>
-#include <sched.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <infiniband/verbs.h>
 #include <unistd.h>
 
@@ -40,6 +36,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "tests/api/busy_processes.h"
 
 namespace ibfab::bench {
 namespace {
@@ -336,58 +334,6 @@ void ud_latency(benchmark::State& state) {
 }
 BENCHMARK(ud_latency)->Name("verbs/ud_latency")->Arg(64)->Arg(4096)->UseRealTime();
 
-// Processes that only spin, for as long as this object lives (and no
-// longer than this process: they get SIGKILL when it dies). Pinned, the
-// i-th runs on the i-th CPU this process may use; else on any of them.
-class BusyProcesses {
- public:
-  BusyProcesses(int n, bool pinned) : start_(std::chrono::steady_clock::now()) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    ::sched_getaffinity(0, sizeof allowed, &allowed);
-    std::vector<int> cpus;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-      if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-    const pid_t parent = ::getpid();
-    for (int i = 0; i < n; ++i) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpus[static_cast<std::size_t>(i) % cpus.size()], &one);
-      const pid_t pid = ::fork();
-      if (pid == 0) {  // only system calls from here: the parent has threads
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(0);
-        if (pinned) ::sched_setaffinity(0, sizeof one, &one);
-        for (;;) asm volatile("" ::: "memory");
-      }
-      if (pid > 0) pids_.push_back(pid);
-    }
-  }
-  ~BusyProcesses() {
-    for (const pid_t pid : pids_) ::kill(pid, SIGKILL);
-    for (const pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
-  }
-  BusyProcesses(const BusyProcesses&) = delete;
-  BusyProcesses& operator=(const BusyProcesses&) = delete;
-
-  bool ok(std::size_t n) const { return pids_.size() == n; }
-  // The cores the busy processes used since they started, in all (1.0:
-  // one core's worth of the wall time).
-  double cores() const {
-    double cpu_ns = 0;
-    for (const pid_t pid : pids_) {
-      double ns = 0;
-      std::ifstream("/proc/" + std::to_string(pid) + "/schedstat") >> ns;
-      cpu_ns += ns;
-    }
-    return cpu_ns / std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-  std::vector<pid_t> pids_;
-};
-
 // The machine's load average over the last minute (/proc/loadavg).
 double loadavg1() {
   double l = -1;
@@ -417,8 +363,8 @@ void ud_latency_loaded(benchmark::State& state) {
     if (!one_message(p, bytes, c, one)) return state.SkipWithError("message failed");
   const double idle_mean =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - idle_start).count() / kIdleMessages;
-  BusyProcesses load(busy, state.range(2) != 0);
-  if (!load.ok(static_cast<std::size_t>(busy))) return state.SkipWithError("fork");
+  testing::BusyProcesses load(busy, state.range(2) != 0);
+  if (load.count() != static_cast<std::size_t>(busy)) return state.SkipWithError("fork");
   const ThreadTimes app = ThreadTimes::read(true), engine = ThreadTimes::read(false);
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
