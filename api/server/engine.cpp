@@ -289,6 +289,14 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   if (busy) last_verbs_work_ns_ = now;
   const bool yielding = now - descheduled_ns_ < kYieldNs;
   const bool spinning = spin_ && verbs_.has_qps() && now - last_verbs_work_ns_ < kSpinNs && !yielding;
+  if (!spinning && spin_mark_wall_ns_ >= 0 && now - last_verbs_work_ns_ >= kSpinNs) {
+    // A spin that found no work: its client was not running to post any.
+    if (now - wasted_spins_since_ns_ > kWastedWindowNs) {
+      wasted_spins_since_ns_ = now;
+      wasted_spins_ = 0;
+    }
+    if (++wasted_spins_ >= kWastedSpins) descheduled_ns_ = now;
+  }
   if (!spinning) spin_mark_wall_ns_ = -1;
   int wait_ms = std::min(advance(), max_wait_ms);
   if (!unsettled_.empty()) wait_ms = 0;  // MADs read and left for the next round

@@ -236,20 +236,26 @@ class Engine {
   std::map<uint32_t, Process> processes_;  // by the pid of their Hello
   // Spinning: verbs work keeps the engine awake for kSpinNs, but only while
   // each process using verbs (and the engine's) can have a core of its own
-  // (spin_), and the engine's thread keeps its core: when, between two
-  // rounds that look at the sockets (kSocketRounds apart), the wall time
-  // exceeds the thread's CPU time by more than kDescheduledNs, it was
-  // descheduled (another thread wanted the core), and the engine yields:
-  // it does not spin for kYieldNs. On cores too few, spinning would only
-  // take them from busy-polling clients, which drive() the work themselves
-  // in the meantime.
+  // (spin_), and spinning is of use. It is not when, between two rounds
+  // that look at the sockets (kSocketRounds apart), the wall time exceeds
+  // the thread's CPU time by more than kDescheduledNs (the thread was
+  // descheduled: another wanted the core), nor when kWastedSpins spins
+  // within kWastedWindowNs ended without work (the clients were not
+  // running to post any: spinning took their core). The engine then
+  // yields: it does not spin for kYieldNs. On cores too few, spinning
+  // would only take them from busy-polling clients, which drive() the work
+  // themselves in the meantime.
   bool spin_ = false;
   static constexpr int64_t kSpinNs = 100'000;
   static constexpr uint32_t kSocketRounds = 16; // rounds between socket polls while it does
   static constexpr int64_t kDescheduledNs = 50'000;
-  static constexpr int64_t kYieldNs = 500'000'000;
+  static constexpr int64_t kYieldNs = 100'000'000;
   int64_t last_verbs_work_ns_ = 0;
   uint32_t spin_rounds_ = 0;
+  static constexpr int kWastedSpins = 4;
+  static constexpr int64_t kWastedWindowNs = 10'000'000;
+  int wasted_spins_ = 0;             // spins that ended without work, since
+  int64_t wasted_spins_since_ns_ = 0;
   int64_t spin_mark_wall_ns_ = -1;  // the last socket round while spinning (-1: not spinning since)
   int64_t spin_mark_cpu_ns_ = 0;    // the thread's CPU time then
   int64_t descheduled_ns_ = INT64_MIN / 2;  // when a spinning round last found it had been descheduled
