@@ -10,11 +10,17 @@
 //   verbs/ud_latency/<bytes>  one message at a time: ibv_post_send to the
 //                             receive completion at the other QP (median_ns,
 //                             p99_ns)
+//   verbs/ud_latency_loaded/bytes:B/busy:N/pinned:P
+//                             the same while N other processes spin (P=1:
+//                             the i-th pinned to the i-th CPU this process
+//                             may use; P=0: on any of them), beside the idle
+//                             figure measured just before it in the same
+//                             run, and the ratio (ud_latency_loaded below)
 //
 // Both also report where the time went, per message, from /proc/self/task:
 // on-CPU and run-queue-wait ns and voluntary context switches (sleeps) of
-// the embedded engine's thread ("engine_": the threads but this one) and,
-// for ud_rate, of this thread ("app_").
+// the embedded engine's thread ("engine_": the threads but this one) and
+// of this thread ("app_").
 #include <benchmark/benchmark.h>
 #include <dirent.h>
 #include <infiniband/verbs.h>
@@ -30,6 +36,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "tests/api/busy_processes.h"
 
 namespace ibfab::bench {
 namespace {
@@ -280,37 +288,112 @@ BENCHMARK(ud_rate)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
+// One message of `bytes`: posted, then its receive completion polled (the
+// latency, ns, in `ns`); the receive reposted and the send's completion
+// reaped outside it. false on any failure.
+bool one_message(Pair& p, uint32_t bytes, SendCounts& c, double& ns) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (post_sends(*p.tx, p.ah, p.rx->qp->qp_num, bytes, c, 1, 1)) return false;
+  ibv_wc wc;
+  int n;
+  while ((n = ibv_poll_cq(p.rx->cq, 1, &wc)) == 0) {
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  if (n < 0 || wc.status != IBV_WC_SUCCESS || post_recvs(*p.rx, &wc.wr_id, 1)) return false;
+  while ((n = ibv_poll_cq(p.tx->cq, 1, &wc)) == 0) {
+  }
+  ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+  return n > 0 && wc.status == IBV_WC_SUCCESS;
+}
+
+// The `pct`th percentile of `ns` (sorted in place); 0 when empty.
+double percentile(std::vector<double>& ns, int pct) {
+  if (ns.empty()) return 0;
+  std::sort(ns.begin(), ns.end());
+  return ns[std::min(ns.size() - 1, ns.size() * static_cast<std::size_t>(pct) / 100)];
+}
+
 void ud_latency(benchmark::State& state) {
   Pair& p = Pair::get();
   if (!p.ok) return state.SkipWithError("no UD pair on the embedded fabric");
   const auto bytes = static_cast<uint32_t>(state.range(0));
-  const uint32_t rqpn = p.rx->qp->qp_num;
   std::vector<double> ns;
   ns.reserve(1 << 16);
   SendCounts c;
-  const ThreadTimes engine = ThreadTimes::read(false);
+  const ThreadTimes app = ThreadTimes::read(true), engine = ThreadTimes::read(false);
   for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (post_sends(*p.tx, p.ah, rqpn, bytes, c, 1, 1)) return state.SkipWithError("ibv_post_send");
-    ibv_wc wc;
-    int n;
-    while ((n = ibv_poll_cq(p.rx->cq, 1, &wc)) == 0) {
-    }
-    const auto t1 = std::chrono::steady_clock::now();
-    if (n < 0 || wc.status != IBV_WC_SUCCESS || post_recvs(*p.rx, &wc.wr_id, 1))
-      return state.SkipWithError("receive failed");
-    while ((n = ibv_poll_cq(p.tx->cq, 1, &wc)) == 0) {
-    }
-    if (n < 0 || wc.status != IBV_WC_SUCCESS) return state.SkipWithError("send failed");
-    ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    double one = 0;
+    if (!one_message(p, bytes, c, one)) return state.SkipWithError("message failed");
+    ns.push_back(one);
   }
   if (ns.empty()) return;
+  ThreadTimes::report(state, "app_", app, true, static_cast<double>(ns.size()));
   ThreadTimes::report(state, "engine_", engine, false, static_cast<double>(ns.size()));
-  std::sort(ns.begin(), ns.end());
-  state.counters["median_ns"] = ns[ns.size() / 2];
-  state.counters["p99_ns"] = ns[std::min(ns.size() - 1, ns.size() * 99 / 100)];
+  state.counters["median_ns"] = percentile(ns, 50);
+  state.counters["p99_ns"] = percentile(ns, 99);
 }
 BENCHMARK(ud_latency)->Name("verbs/ud_latency")->Arg(64)->Arg(4096)->UseRealTime();
+
+// The machine's load average over the last minute (/proc/loadavg).
+double loadavg1() {
+  double l = -1;
+  std::ifstream("/proc/loadavg") >> l;
+  return l;
+}
+
+// ud_latency with `busy` other processes spinning (args: bytes, busy,
+// pinned), beside the same measured just before on the idle machine: the
+// figure with its anchor, from one run. Counters: median_ns and p99_ns
+// under load; idle_median_ns and idle_p99_ns (kIdleMessages messages
+// before the busy processes start); ratio (median over idle median);
+// mean_ns and idle_mean_ns (each message's post to its send completion,
+// the iteration's real time) and mean_ratio; busy_cores (the CPU the busy
+// processes got, in cores) and loadavg1 at the end.
+void ud_latency_loaded(benchmark::State& state) {
+  Pair& p = Pair::get();
+  if (!p.ok) return state.SkipWithError("no UD pair on the embedded fabric");
+  const auto bytes = static_cast<uint32_t>(state.range(0));
+  const auto busy = static_cast<int>(state.range(1));
+  constexpr std::size_t kIdleMessages = 20'000;
+  SendCounts c;
+  std::vector<double> idle(kIdleMessages), ns;
+  ns.reserve(1 << 16);
+  const auto idle_start = std::chrono::steady_clock::now();
+  for (double& one : idle)
+    if (!one_message(p, bytes, c, one)) return state.SkipWithError("message failed");
+  const double idle_mean =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - idle_start).count() / kIdleMessages;
+  testing::BusyProcesses load(busy, state.range(2) != 0);
+  if (load.count() != static_cast<std::size_t>(busy)) return state.SkipWithError("fork");
+  const ThreadTimes app = ThreadTimes::read(true), engine = ThreadTimes::read(false);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    double one = 0;
+    if (!one_message(p, bytes, c, one)) return state.SkipWithError("message failed");
+    ns.push_back(one);
+  }
+  if (ns.empty()) return;
+  const double mean =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / static_cast<double>(ns.size());
+  state.counters["busy_cores"] = load.cores();
+  state.counters["loadavg1"] = loadavg1();
+  ThreadTimes::report(state, "app_", app, true, static_cast<double>(ns.size()));
+  ThreadTimes::report(state, "engine_", engine, false, static_cast<double>(ns.size()));
+  state.counters["median_ns"] = percentile(ns, 50);
+  state.counters["p99_ns"] = percentile(ns, 99);
+  state.counters["idle_median_ns"] = percentile(idle, 50);
+  state.counters["idle_p99_ns"] = percentile(idle, 99);
+  state.counters["ratio"] = state.counters["median_ns"] / state.counters["idle_median_ns"];
+  state.counters["mean_ns"] = mean;
+  state.counters["idle_mean_ns"] = idle_mean;
+  state.counters["mean_ratio"] = mean / idle_mean;
+}
+BENCHMARK(ud_latency_loaded)
+    ->Name("verbs/ud_latency_loaded")
+    ->ArgNames({"bytes", "busy", "pinned"})
+    ->Args({64, 1, 0})
+    ->Args({64, 2, 1})
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace ibfab::bench

@@ -59,9 +59,12 @@ int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t por
 namespace {
 
 EmbeddedStarter g_embedded = nullptr;  // set by the engine, when linked in
+EmbeddedDriver g_driver = nullptr;     // likewise, at load time (before any thread)
 }  // namespace
 
 void register_embedded_starter(EmbeddedStarter starter) { g_embedded = starter; }
+void register_embedded_driver(EmbeddedDriver driver) { g_driver = driver; }
+int drive_embedded() { return g_driver ? g_driver() : -1; }
 
 Session* Session::get(std::string* error) {
   static std::mutex once;

@@ -83,6 +83,16 @@ class Session {
 using EmbeddedStarter = std::string (*)(const std::string& topology, std::string& why);
 void register_embedded_starter(EmbeddedStarter starter);
 
+// Progress by the calling thread in the in-process transport
+// (api::Engine::drive), registered with the starter: -1 when there is no
+// engine in this copy of the client core or its thread is in a round
+// (nothing done), 0 when the round ran, 1 when it ran and the engine's
+// thread must be woken (its doorbell). drive_embedded() is -1 with no
+// driver registered.
+using EmbeddedDriver = int (*)();
+void register_embedded_driver(EmbeddedDriver driver);
+int drive_embedded();
+
 // Sends Hello on `fd` and reads the reply: 0 and `handle`, or -errno.
 int greet(int fd, const std::string& node, api::ConnectionKind kind, uint8_t port, uint32_t& handle,
           uint32_t* flags = nullptr);

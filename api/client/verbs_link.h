@@ -9,6 +9,7 @@
 #include <string>
 
 #include "api/client/protocol.h"
+#include "api/client/session.h"
 #include "api/client/shared_memory.h"
 #include "api/client/verbs_rings.h"
 
@@ -32,12 +33,22 @@ class VerbsLink {
   // QueryNode on this connection; 0 or -errno.
   int query_node(api::NodeReply& out);
 
-  // After posting work: wakes the engine if it sleeps. No system call
-  // while it runs.
+  // After posting work: wakes the engine if it sleeps, unless it yields
+  // and this thread could move the work itself (the in-process
+  // transport's engine: drive_embedded). No system call while it runs.
   void doorbell() const {
     page_->posts.value.fetch_add(1, std::memory_order_release);  // after the WQEs: EnginePage::posts
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the engine's before it sleeps
-    if (page_->sleeping.value.load(std::memory_order_relaxed)) ring();
+    const uint32_t sleeping = page_->sleeping.value.load(std::memory_order_relaxed);
+    if (sleeping && (sleeping != api::rings::EnginePage::kYielding || drive_embedded() != 0)) ring();
+  }
+  // From a poll that found nothing: while the engine yields, moves its
+  // work on from this thread if it can (drive_embedded), waking the
+  // engine when that left it work.
+  void progress() const {
+    if (page_->sleeping.value.load(std::memory_order_relaxed) == api::rings::EnginePage::kYielding &&
+        drive_embedded() > 0)
+      ring();
   }
   int async_fd() const { return async_fd_; }
 

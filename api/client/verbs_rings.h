@@ -25,7 +25,8 @@
 // the fill even across wrap-around. Depths are powers of two.
 //
 // Waking the engine: it sets EnginePage::sleeping before it waits; a client
-// that posts work then writes the doorbell eventfd. A QP's receives are
+// that posts work then writes the doorbell eventfd (unless the engine
+// yields and the client, in its process, moved the work itself). A QP's receives are
 // not such work unless the QP is in error (to be flushed): the engine takes
 // them at the start of each round, before it moves any packet. While the
 // engine runs, posting makes no system call at all.
@@ -50,7 +51,11 @@ inline constexpr uint32_t kMaxUdPayload = 4096;  // the largest IB MTU
 inline constexpr uint32_t kMaxDepth = 1u << 15;  // per ring
 
 struct EnginePage {
-  Counter sleeping;  // non-zero while the engine waits for input
+  // Non-zero while the engine waits for input: kSleeping, or kYielding
+  // when it also leaves its work to the threads of its own process that
+  // post and poll (api::Engine::drive: it was descheduled, cores are scarce).
+  Counter sleeping;
+  static constexpr uint32_t kSleeping = 1, kYielding = 2;
   // Raised by every client after each post that rings (or would ring) the
   // doorbell, after the WQEs are in their rings: while it has not moved,
   // no ring has new sends, and the engine need not walk a process's QPs to

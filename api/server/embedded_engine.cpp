@@ -2,7 +2,11 @@
 // the built-in SM on a thread of this process, serving a private socket the
 // process then connects to as it would to `ibfab serve` (in a directory of
 // its own that only this user may enter). Registered with
-// the client core at load time; linked into the drop-in libraries.
+// the client core at load time; linked into the drop-in libraries. While
+// the engine's thread yields its core (cores are scarce), the process's
+// threads that post and poll run its rounds themselves (Engine::drive,
+// through client::drive_embedded).
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +25,21 @@ namespace ibfab::api {
 namespace {
 
 std::string g_dir;  // a private directory (mkdtemp: mode 0700) holding the socket, removed at exit
+// The engine this copy of the library started, for progress by its
+// callers (Engine::drive); null in a child after fork(), whose copy of it
+// has no thread and serves no one.
+std::atomic<Engine*> g_engine{nullptr};
+
+int drive() {
+  Engine* engine = g_engine.load(std::memory_order_acquire);
+  if (!engine) return -1;
+  switch (engine->drive()) {
+    case Engine::Drive::kBusy: return -1;
+    case Engine::Drive::kDone: return 0;
+    case Engine::Drive::kWake: return 1;
+  }
+  return -1;
+}
 
 std::string start_embedded(const std::string& topology, std::string& why) {
   static std::atomic<bool> never{false};
@@ -51,6 +70,8 @@ std::string start_embedded(const std::string& topology, std::string& why) {
       ::unlink((g_dir + "/ibfab.sock").c_str());
       ::rmdir(g_dir.c_str());
     });
+    g_engine.store(engine, std::memory_order_release);
+    ::pthread_atfork(nullptr, nullptr, [] { g_engine.store(nullptr, std::memory_order_relaxed); });
     std::thread([engine, fd] { engine->serve(fd, never); }).detach();
     return path;
   } catch (const std::exception& e) {
@@ -59,7 +80,8 @@ std::string start_embedded(const std::string& topology, std::string& why) {
   }
 }
 
-const bool registered = (client::register_embedded_starter(&start_embedded), true);
+const bool registered =
+    (client::register_embedded_starter(&start_embedded), client::register_embedded_driver(&drive), true);
 
 }  // namespace
 }  // namespace ibfab::api

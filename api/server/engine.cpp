@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +30,13 @@
 namespace ibfab::api {
 
 namespace {
+
+// This thread's CPU time (ns).
+int64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
 
 ib_mad_addr to_umad(const fabric::MadAddress& a) {
   ib_mad_addr out{};
@@ -269,11 +277,13 @@ void Engine::serve(int listen_fd, const std::atomic<bool>& stop) {
 }
 
 void Engine::serve_once(int listen_fd, int max_wait_ms) {
+  std::unique_lock lock(round_mu_);
   if (!serving_) {
     clock_base_ = sim_.now();
     wall_base_ns_ = wall_ns();
     serving_ = true;
   }
+  wake_engine_ = false;  // this round looks at everything
   // Verbs work: while there is some, or was within kSpin, the engine does
   // not sleep, and looks at its sockets only every kSocketRounds rounds.
   const bool busy = run_rings();
@@ -281,20 +291,38 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
   charge_cm();
   const int64_t now = wall_ns();
   if (busy) last_verbs_work_ns_ = now;
-  const bool spinning = spin_ && verbs_.has_qps() && now - last_verbs_work_ns_ < kSpinNs;
+  const bool yielding = now - descheduled_ns_ < kYieldNs;
+  const bool spinning = spin_ && verbs_.has_qps() && now - last_verbs_work_ns_ < kSpinNs && !yielding;
+  if (!spinning && spin_mark_wall_ns_ >= 0 && now - last_verbs_work_ns_ >= kSpinNs) {
+    // A spin that found no work: its client was not running to post any.
+    if (now - wasted_spins_since_ns_ > kWastedWindowNs) {
+      wasted_spins_since_ns_ = now;
+      wasted_spins_ = 0;
+    }
+    if (++wasted_spins_ >= kWastedSpins) descheduled_ns_ = now;
+  }
+  if (!spinning) spin_mark_wall_ns_ = -1;
   int wait_ms = std::min(advance(), max_wait_ms);
   if (!unsettled_.empty()) wait_ms = 0;  // MADs read and left for the next round
   if (spinning) {
     // A caller that would wait (serve) gets its sockets looked at every
     // kSocketRounds rounds; one that would not (max_wait_ms 0) every round.
     if (max_wait_ms > 0 && ++spin_rounds_ % kSocketRounds != 0) return;
+    // Descheduled since the last such round: its wall time exceeds its
+    // CPU time. Spinning would now only take a core some other thread wants.
+    const int64_t cpu = thread_cpu_ns();
+    if (spin_mark_wall_ns_ >= 0 && (now - spin_mark_wall_ns_) - (cpu - spin_mark_cpu_ns_) > kDescheduledNs)
+      descheduled_ns_ = now;
+    spin_mark_wall_ns_ = now;
+    spin_mark_cpu_ns_ = cpu;
     wait_ms = 0;
   }
   bool sleeping = false;
   if (wait_ms > 0) {
-    sleeping = verbs_.prepare_to_sleep();
+    sleeping = verbs_.prepare_to_sleep(yielding);
     if (!sleeping) wait_ms = 0;  // work arrived meanwhile
   }
+  sleep_until_ns_ = now + int64_t{wait_ms} * 1'000'000;
   std::vector<pollfd>& fds = pollfds_;  // kept between rounds: no allocation per round
   fds.clear();
   const bool accepting = listen_fd >= 0 && now >= listen_paused_until_ns_;
@@ -304,7 +332,9 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
     const short events = c->out.empty() ? POLLIN : reads_while_queued(*c) ? POLLIN | POLLOUT : POLLOUT;
     fds.push_back({fd, events, 0});
   }
+  lock.unlock();  // drive() may run rounds meanwhile
   const int ready = ::poll(fds.data(), fds.size(), wait_ms);
+  lock.lock();
   if (sleeping) verbs_.woke();
   if (ready < 0) return;  // EINTR: the caller looks at its stop flag
   if (listen_fd >= 0 && (fds[0].revents & POLLIN)) accept_clients(listen_fd);
@@ -318,6 +348,19 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
     else if (keep && (fds[i].revents & (POLLHUP | POLLERR))) keep = false;
     if (!keep || c.broken) close_connection(fds[i].fd);
   }
+}
+
+Engine::Drive Engine::drive() {
+  std::unique_lock lock(round_mu_, std::try_to_lock);
+  if (!lock.owns_lock() || !serving_) return Drive::kBusy;
+  run_rings();
+  const int wait_ms = advance();
+  // advance() rounds its answer up to whole ms: the engine's thread may
+  // wake up to 2 ms after an event that is not yet due, which the
+  // lookahead covers.
+  const int64_t next_ns = wall_ns() + int64_t{wait_ms + 2} * 1'000'000;
+  return wake_engine_ || !unsettled_.empty() || cm_->backlog() || next_ns < sleep_until_ns_ ? Drive::kWake
+                                                                                           : Drive::kDone;
 }
 
 void Engine::order(uint32_t pid) {
@@ -386,7 +429,7 @@ void Engine::take_posted_work(uint32_t pid, std::size_t max_mads) {
         break;
       }
       ReceivedFds none;
-      if (!handle(*next, next->held, none)) next->broken = true;  // handle reads no MAD port itself
+      if (!handle(*next, next->held, none)) next->broken = wake_engine_ = true;  // handle reads no MAD port itself
       // Keeps its capacity for the next MAD, but not a fragment's (a port
       // idle after a long message would hold up to kMaxMessage for nothing).
       if (next->held.capacity() > 4 * kMaxMad) std::vector<uint8_t>().swap(next->held);
@@ -472,6 +515,7 @@ void Engine::post(Connection& c, MsgType type, const void* body, std::size_t siz
   std::copy(tail.begin(), tail.end(), m.begin() + static_cast<std::ptrdiff_t>(sizeof h + size));
   const std::size_t bytes = m.size();
   c.out.push_back(std::move(m));
+  wake_engine_ = true;  // to wait for the socket to take it
   charge(c, static_cast<std::ptrdiff_t>(bytes));
 }
 

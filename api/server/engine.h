@@ -35,7 +35,10 @@
 // Clients: each connection is a control session, a MAD port, a verbs
 // context or a connection manager (protocol.h). Verbs work posted in shared memory is taken every
 // round; while there is any the engine does not sleep, and when it does,
-// a client's doorbell wakes it (verbs_rings.h). A MAD port's agents are registered on its host's HCA as
+// a client's doorbell wakes it (verbs_rings.h). When its thread is
+// descheduled while it spins, it yields instead, and the threads of its
+// own process (the in-process transport) move the work themselves when
+// they post and poll (drive()). A MAD port's agents are registered on its host's HCA as
 // fabric::MadAgents; what they receive goes to the port's socket. Closing
 // a connection (a client that exits or is killed) unregisters its agents.
 // A client that sends anything malformed gets an Error and is dropped; the
@@ -47,6 +50,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -106,6 +110,19 @@ class Engine {
   // Serves `fd` (a connected SOCK_SEQPACKET socket, now owned by the
   // engine) as if it had been accepted.
   void adopt(int fd);
+
+  // Progress by the caller (the in-process transport): another thread of
+  // the engine's process, one that posts or polls while the engine's
+  // thread waits for input, runs one round of the verbs work and the
+  // events due itself, as a hardware HCA moves messages without a core of
+  // its host. Rounds (serve_once's and these) hold one lock; drive() never
+  // waits for it. kBusy: the engine was in a round, nothing done. kDone:
+  // the round ran and a waiting engine thread need not wake before it
+  // planned to. kWake: the round ran and left the engine's thread work
+  // for sooner (events due earlier, output queued, MADs left): ring its
+  // doorbell.
+  enum class Drive { kBusy, kDone, kWake };
+  Drive drive();
 
   // One line per host whose HCA dropped UD messages because no receive was
   // posted (UD has no flow control: a receiver that falls behind loses
@@ -206,9 +223,6 @@ class Engine {
   sim::Time clock_base_;                   // virtual time when serving started
   int64_t wall_base_ns_ = 0;
   bool serving_ = false;                   // clock_base_ and wall_base_ns_ are set
-  // Spinning: verbs work keeps the engine awake for kSpinNs, but only while
-  // each process using verbs (and the engine's) can have a core of its own;
-  // on fewer cores, spinning would only take them from busy-polling clients.
   // What each client process has open that program order spans.
   struct Process {
     std::vector<VerbsContext*> verbs;     // its verbs connections' objects
@@ -223,11 +237,35 @@ class Engine {
   void forget(uint32_t pid, const Connection& c);  // `c` goes: its part of the process too
   void count_verbs_clients();  // sets spin_
   std::map<uint32_t, Process> processes_;  // by the pid of their Hello
+  // Spinning: verbs work keeps the engine awake for kSpinNs, but only while
+  // each process using verbs (and the engine's) can have a core of its own
+  // (spin_), and spinning is of use. It is not when, between two rounds
+  // that look at the sockets (kSocketRounds apart), the wall time exceeds
+  // the thread's CPU time by more than kDescheduledNs (the thread was
+  // descheduled: another wanted the core), nor when kWastedSpins spins
+  // within kWastedWindowNs ended without work (the clients were not
+  // running to post any: spinning took their core). The engine then
+  // yields: it does not spin for kYieldNs. On cores too few, spinning
+  // would only take them from busy-polling clients, which drive() the work
+  // themselves in the meantime.
   bool spin_ = false;
   static constexpr int64_t kSpinNs = 100'000;
   static constexpr uint32_t kSocketRounds = 16; // rounds between socket polls while it does
+  static constexpr int64_t kDescheduledNs = 50'000;
+  static constexpr int64_t kYieldNs = 100'000'000;
   int64_t last_verbs_work_ns_ = 0;
   uint32_t spin_rounds_ = 0;
+  static constexpr int kWastedSpins = 4;
+  static constexpr int64_t kWastedWindowNs = 10'000'000;
+  int wasted_spins_ = 0;             // spins that ended without work, since
+  int64_t wasted_spins_since_ns_ = 0;
+  int64_t spin_mark_wall_ns_ = -1;  // the last socket round while spinning (-1: not spinning since)
+  int64_t spin_mark_cpu_ns_ = 0;    // the thread's CPU time then
+  int64_t descheduled_ns_ = INT64_MIN / 2;  // when a spinning round last found it had been descheduled
+  // One round at a time: serve_once's (but its wait for input) and drive()'s.
+  std::mutex round_mu_;
+  int64_t sleep_until_ns_ = 0;   // while the engine's thread waits: when it planned to wake
+  bool wake_engine_ = false;     // a round left work for serve_once (queued output, a broken connection)
 };
 
 }  // namespace ibfab::api

@@ -91,10 +91,11 @@ bool VerbsService::posted(const VerbsContext& context) const { return context.po
 
 void VerbsService::set_ordered_by_caller(VerbsContext& context, bool on) { context.set_ordered_by_caller(on); }
 
-bool VerbsService::prepare_to_sleep() {
+bool VerbsService::prepare_to_sleep(bool yielding) {
   auto* page = page_.as<rings::EnginePage>();
   if (!page) return true;
-  page->sleeping.value.store(1, std::memory_order_seq_cst);
+  page->sleeping.value.store(yielding ? rings::EnginePage::kYielding : rings::EnginePage::kSleeping,
+                             std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the client's, after it posts
   if (scan(true)) {
     page->sleeping.value.store(0, std::memory_order_relaxed);

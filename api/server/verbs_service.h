@@ -77,9 +77,11 @@ class VerbsService {
   // says so; handed to each verbs connection in its HelloReply.
   int doorbell_fd() const { return doorbell_; }
   int page_fd() const { return page_.fd(); }
-  // Before waiting: marks the engine asleep, then looks at the rings once
-  // more; false (and awake again) if work arrived meanwhile.
-  bool prepare_to_sleep();
+  // Before waiting: marks the engine asleep (yielding: leaving its work to
+  // its own process's posting and polling threads, EnginePage::kYielding),
+  // then looks at the rings once more; false (and awake again) if work
+  // arrived meanwhile.
+  bool prepare_to_sleep(bool yielding = false);
   // After waiting: awake, doorbell drained.
   void woke();
   bool has_qps() const { return !qps_.empty() || !connected_.empty() || !srqs_.empty(); }

@@ -140,9 +140,13 @@ void clean_cq(Cq& cq, uint32_t qp_num, Srq* srq) {
 int poll_cq(ibv_cq* cq_, int num_entries, ibv_wc* wc) {
   if (!cq_ || num_entries < 0 || (num_entries && !wc)) return -EINVAL;
   Cq& cq = *Cq::from(cq_);
-  // An empty CQ costs no lock: the common case of a busy-polling program.
-  if (cq.ring->head.value.load(std::memory_order_acquire) == cq.ring->tail.value.load(std::memory_order_relaxed))
-    return 0;
+  // An empty CQ costs no lock: the common case of a busy-polling program,
+  // which moves the engine's work on itself while the engine sleeps.
+  if (cq.ring->head.value.load(std::memory_order_acquire) == cq.ring->tail.value.load(std::memory_order_relaxed)) {
+    Context::from(cq_->context)->link.progress();
+    if (cq.ring->head.value.load(std::memory_order_acquire) == cq.ring->tail.value.load(std::memory_order_relaxed))
+      return 0;
+  }
   std::lock_guard lock(cq.mu);
   const uint32_t head = cq.ring->head.value.load(std::memory_order_acquire);
   int n = 0;

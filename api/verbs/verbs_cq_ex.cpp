@@ -27,7 +27,10 @@ int start_poll(ibv_cq_ex* c, ibv_poll_cq_attr* attr) {
   Cq& cq = of(c);
   cq.mu.lock();
   const int e = take(cq);
-  if (e) cq.mu.unlock();  // nothing to read: no ibv_end_poll follows
+  if (e) {  // nothing to read: no ibv_end_poll follows
+    cq.mu.unlock();
+    Context::from(c->context)->link.progress();  // as poll_cq does: the next start_poll may find some
+  }
   return e;
 }
 

@@ -17,7 +17,9 @@
 #include <optional>
 #include <string>
 
+#include "api/client/verbs_rings.h"
 #include "tests/api/blocked_call.h"
+#include "tests/api/busy_processes.h"
 #include "tests/api/verbs_fabric.h"
 
 namespace ibfab::testing {
@@ -59,21 +61,49 @@ uint64_t switches(pid_t tid) {
   return proc_field("/proc/self/task/" + std::to_string(tid) + "/status", "voluntary_ctxt_switches");
 }
 
+// The engine's page (api/client/verbs_rings.h), as this process maps it
+// ("ibfab-engine", its memfd's name); null if it is not mapped.
+const api::rings::EnginePage* engine_page() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("/memfd:ibfab-engine ") != std::string::npos)
+      return reinterpret_cast<const api::rings::EnginePage*>(std::stoull(line.substr(0, line.find('-')), nullptr, 16));
+  return nullptr;
+}
+
+uint32_t engine_sleeps_as() {
+  const api::rings::EnginePage* page = engine_page();
+  return page ? page->sleeping.value.load() : 0;
+}
+
+// One attempt: the number of write system calls `post` made while the
+// engine slept throughout (in poll(2), marked `how` on its page), or
+// nullopt if it did not (it ran meanwhile).
+template <class Post>
+std::optional<uint64_t> writes_in(pid_t engine, uint32_t how, Post post) {
+  const uint64_t before_switches = switches(engine);
+  if (engine_sleeps_as() != how) return std::nullopt;
+  const uint64_t before = write_calls();
+  post();
+  const uint64_t writes = write_calls() - before;
+  const long nr = sleeping_in(engine);
+  if (writes != 0 || ((nr == SYS_poll || nr == SYS_ppoll) && switches(engine) == before_switches)) return writes;
+  return std::nullopt;
+}
+
 // The number of write system calls `post` made while the engine slept
-// throughout, or nullopt when no attempt in `attempts` had it asleep.
+// throughout, marked plainly asleep (not yielding: EnginePage::kSleeping),
+// or nullopt when no attempt in `attempts` had it so.
 template <class Post>
 std::optional<uint64_t> writes_while_engine_sleeps(Post post, int attempts = 50) {
   for (int i = 0; i < attempts; ++i) {
     std::optional<pid_t> engine;
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!(engine = sleeping_in_poll()) && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+    while (!((engine = sleeping_in_poll()) && engine_sleeps_as() == api::rings::EnginePage::kSleeping) &&
+           std::chrono::steady_clock::now() < end)
+      std::this_thread::yield();
     if (!engine) return std::nullopt;
-    const uint64_t before_switches = switches(*engine);
-    const uint64_t before = write_calls();
-    post();
-    const uint64_t writes = write_calls() - before;
-    const long nr = sleeping_in(*engine);
-    if (writes != 0 || ((nr == SYS_poll || nr == SYS_ppoll) && switches(*engine) == before_switches)) return writes;
+    if (const std::optional<uint64_t> w = writes_in(*engine, api::rings::EnginePage::kSleeping, post)) return w;
   }
   return std::nullopt;
 }
@@ -132,6 +162,51 @@ TEST_F(VerbsDoorbell, AReceiveToAQpInErrorWakesTheEngineWhichFlushesIt) {
   const std::optional<uint64_t> writes = writes_while_engine_sleeps([&] { post_recv(); });
   ASSERT_TRUE(writes.has_value()) << "the engine never slept throughout a post";
   EXPECT_EQ(*writes, 1u);  // the doorbell
+  const std::vector<ibv_wc> wc = poll_for(cq_, posted_);
+  ASSERT_EQ(wc.size(), posted_);
+  EXPECT_EQ(wc.back().status, IBV_WC_WR_FLUSH_ERR);
+  EXPECT_EQ(wc.back().wr_id, posted_);
+}
+
+// Cores made scarce (a busy process on each): the engine's thread, which
+// spins while messages flow, is descheduled and yields its core (Engine::
+// drive, EnginePage::kYielding). A receive then posted to a QP in error is
+// flushed by the posting thread itself: no doorbell, and the flush
+// completes. Each attempt first sends a burst of UD messages, to have the
+// engine spin, then waits for it to sleep, and posts if it yields.
+TEST_F(VerbsDoorbell, WhileTheEngineYieldsThePosterFlushesAQpInErrorWithoutTheDoorbell) {
+  Host a(1), b(2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a.to_rts(), 0);
+  ASSERT_EQ(b.to_rts(), 0);
+  ibv_ah* ah = a.ah_to(b.lid);
+  ASSERT_NE(ah, nullptr);
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(qp_, &m, IBV_QP_STATE), 0);
+  BusyProcesses busy(BusyProcesses::cpus(), /*pinned=*/true);
+  constexpr int kAttempts = 200, kBurst = 200;
+  std::optional<uint64_t> writes;
+  int yielded = 0;  // attempts that found the engine yielding
+  for (int attempt = 0; attempt < kAttempts && !writes; ++attempt) {
+    for (int i = 0; i < kBurst; ++i) {
+      ASSERT_EQ(b.post_recv(1, 0, 256), 0);
+      ASSERT_EQ(a.send(ah, b.qp->qp_num, 2, 0, 64), 0);
+      ASSERT_EQ(poll_for(b.cq, 1).size(), 1u);
+      ASSERT_EQ(poll_for(a.cq, 1).size(), 1u);
+    }
+    std::optional<pid_t> engine;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!(engine = sleeping_in_poll()) && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+    ASSERT_TRUE(engine.has_value()) << "the engine never slept";
+    if (engine_sleeps_as() != api::rings::EnginePage::kYielding) continue;
+    ++yielded;
+    writes = writes_in(*engine, api::rings::EnginePage::kYielding, [&] { post_recv(); });
+  }
+  ibv_destroy_ah(ah);
+  ASSERT_TRUE(writes.has_value()) << "in " << kAttempts << " bursts, the engine was found yielding " << yielded
+                                  << " times, and never stayed asleep throughout a post";
+  EXPECT_EQ(*writes, 0u);
   const std::vector<ibv_wc> wc = poll_for(cq_, posted_);
   ASSERT_EQ(wc.size(), posted_);
   EXPECT_EQ(wc.back().status, IBV_WC_WR_FLUSH_ERR);
