@@ -26,6 +26,8 @@ class Switch final : public Node {
 
   // --- Linear forwarding table ---
   uint8_t lft(uint16_t lid) const { return lid < lft_.size() ? lft_[lid] : kNoRoute; }
+  // The LFT as written so far: entry `lid` for lid < size(); beyond, kNoRoute.
+  std::span<const uint8_t> lft_entries() const { return lft_; }
   void set_lft(uint16_t lid, uint8_t port);
   // One LFT block, as LinearForwardingTable carries it: entries `first` ..
   // first + 63 (first a multiple of 64, below kLinearFdbCap).

@@ -22,10 +22,20 @@ struct Hop {
 // The fabric's switches as a graph of slots, built once: the walks then
 // read only LFT bytes and this table.
 struct SwitchGraph {
-  std::vector<const fabric::Switch*> switches;  // by slot
-  std::vector<uint32_t> first_hop;              // slot -> its ports' Hops start at first_hop[slot]
+  // By slot: the switch, its LFT as written, where its ports' Hops start.
+  struct Slot {
+    const fabric::Switch* sw;
+    const uint8_t* lft;
+    uint32_t lft_size;
+    uint32_t first_hop;
+    uint8_t num_ports;
+  };
+  std::vector<Slot> switches;
   std::vector<Hop> hops;                        // ports 0..num_ports of each switch
   std::vector<uint32_t> sources;                // slots of the switches with hosts attached
+
+  // Entry `lid` of slot `s`'s LFT (kNoRoute past what was written).
+  uint8_t out_port(const Slot& s, uint16_t lid) const { return lid < s.lft_size ? s.lft[lid] : fabric::Switch::kNoRoute; }
 
   explicit SwitchGraph(const fabric::Fabric& f) {
     std::vector<int32_t> slot_of(f.node_count(), Hop::kNowhere);
@@ -33,11 +43,13 @@ struct SwitchGraph {
       const fabric::Node& n = f.node(i);
       if (!n.up() || !n.is_switch()) continue;
       slot_of[i] = static_cast<int32_t>(switches.size());
-      switches.push_back(static_cast<const fabric::Switch*>(&n));
+      const auto& sw = static_cast<const fabric::Switch&>(n);
+      switches.push_back(Slot{&sw, sw.lft_entries().data(), static_cast<uint32_t>(sw.lft_entries().size()), 0,
+                              sw.num_ports()});
     }
     for (uint32_t s = 0; s < switches.size(); ++s) {
-      const fabric::Switch& sw = *switches[s];
-      first_hop.push_back(static_cast<uint32_t>(hops.size()));
+      const fabric::Switch& sw = *switches[s].sw;
+      switches[s].first_hop = static_cast<uint32_t>(hops.size());
       hops.emplace_back();  // port 0: the walk ends at this switch
       bool has_hosts = false;
       for (uint8_t p = 1; p <= sw.num_ports(); ++p) {
@@ -115,12 +127,12 @@ RouteCheck check_unicast_routes(const fabric::Fabric& f) {
         stamp[at] = round;
         verdict[at] = kOnWalk;
         walk.push_back(at);
-        const fabric::Switch& sw = *g.switches[at];
-        const uint8_t out = sw.lft(t.lid);
-        if (out > sw.num_ports()) break;
-        const Hop& h = g.hops[g.first_hop[at] + out];
+        const SwitchGraph::Slot& sw = g.switches[at];
+        const uint8_t out = g.out_port(sw, t.lid);
+        if (out > sw.num_ports) break;
+        const Hop& h = g.hops[sw.first_hop + out];
         if (out == 0) {
-          result = &sw == t.node ? kDelivers : kBroken;
+          result = sw.sw == t.node ? kDelivers : kBroken;
           break;
         }
         if (h.next >= 0) {
