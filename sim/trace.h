@@ -24,11 +24,15 @@
 
 namespace ibfab::sim {
 
-// A 64-bit digest of values folded in order. Every fold is, for a given
-// input, a bijection of the state, and for a given state injective in its
-// input: two runs that fold the same sequence but for one value (or one
-// byte of a folded span) always end with different digests. Not
-// cryptographic; folding allocates nothing.
+// A 64-bit digest of values folded in order. The values go to four lanes in
+// turn (the k-th value to lane k mod 4: four independent chains, so that
+// folding a packet's fields and bytes at every hop is not one long chain of
+// multiplications), and value() combines the lanes. Every fold is, for a
+// given input, a bijection of its lane, and for a given lane injective in
+// its input; the combination is a bijection of each lane given the others:
+// two runs that fold the same sequence but for one value (or one byte of a
+// folded span) always end with different digests. Not cryptographic;
+// folding allocates nothing.
 class RunDigest {
  public:
   // Starts an event: when, which source (a node index, a link id...), and
@@ -39,7 +43,10 @@ class RunDigest {
     fold(source);
     fold(kind);
   }
-  void fold(uint64_t v) { h_ = mix(h_, v); }
+  void fold(uint64_t v) {
+    uint64_t& lane = lanes_[next_++ & 3];
+    lane = mix(lane, v);
+  }
   // The span's length and every byte.
   void fold_bytes(std::span<const uint8_t> bytes);
 
@@ -52,7 +59,9 @@ class RunDigest {
   static uint64_t mix(uint64_t h, uint64_t v) { return ((h << 27 | h >> 37) ^ v) * 0x9e3779b97f4a7c15ull; }
 
  private:
-  uint64_t h_ = 0x6a09e667f3bcc908ull;
+  uint64_t lanes_[4] = {0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull, 0x3c6ef372fe94f82bull,
+                        0xa54ff53a5f1d36f1ull};
+  uint64_t next_ = 0;  // the lane of the next value: next_ mod 4
   uint64_t events_ = 0;
 };
 

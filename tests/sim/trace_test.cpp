@@ -46,8 +46,9 @@ TEST(DigestTraceSink, FingerprintsTheExactBytes) {
 }
 
 TEST(RunDigest, EveryByteAndEveryFieldCounts) {
-  // Lengths around the 8- and 16-byte steps of the two lanes.
-  for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 33u, 256u}) {
+  // Lengths around the 8-byte and 64-byte steps of the four lanes.
+  for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 32u, 33u, 55u, 56u, 57u, 63u, 64u, 65u, 71u, 72u,
+                        127u, 128u, 129u, 256u, 290u}) {
     std::vector<uint8_t> bytes(n);
     for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(i * 37);
     RunDigest base;
