@@ -276,7 +276,9 @@ bool Hca::attached(uint32_t qpn) const {
   });
 }
 
-int Hca::detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t /*mlid: matched by MGID alone, as the kernel does*/) {
+// The group is found by its MGID alone, as the kernel finds it; the MLID
+// is not compared.
+int Hca::detach_mcast(uint32_t qpn, const std::array<uint8_t, 16>& mgid, uint16_t /*mlid*/) {
   auto it = qps_.find(qpn);
   if (it == qps_.end()) return EINVAL;
   auto& gs = groups(it->second.port);
