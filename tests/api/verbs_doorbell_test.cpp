@@ -173,7 +173,10 @@ TEST_F(VerbsDoorbell, AReceiveToAQpInErrorWakesTheEngineWhichFlushesIt) {
 // drive, EnginePage::kYielding). A receive then posted to a QP in error is
 // flushed by the posting thread itself: no doorbell, and the flush
 // completes. Each attempt first sends a burst of UD messages, to have the
-// engine spin, then waits for it to sleep, and posts if it yields.
+// engine spin, then waits for it to sleep, and posts if it yields. A post
+// may still ring the doorbell when the round it ran leaves the engine's
+// thread work due sooner than it planned to wake (slow builds: sanitizers);
+// the attempts go on until one post needs none.
 TEST_F(VerbsDoorbell, WhileTheEngineYieldsThePosterFlushesAQpInErrorWithoutTheDoorbell) {
   Host a(1), b(2);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -188,7 +191,7 @@ TEST_F(VerbsDoorbell, WhileTheEngineYieldsThePosterFlushesAQpInErrorWithoutTheDo
   constexpr int kAttempts = 200, kBurst = 200;
   std::optional<uint64_t> writes;
   int yielded = 0;  // attempts that found the engine yielding
-  for (int attempt = 0; attempt < kAttempts && !writes; ++attempt) {
+  for (int attempt = 0; attempt < kAttempts && !(writes && *writes == 0); ++attempt) {
     for (int i = 0; i < kBurst; ++i) {
       ASSERT_EQ(b.post_recv(1, 0, 256), 0);
       ASSERT_EQ(a.send(ah, b.qp->qp_num, 2, 0, 64), 0);
@@ -206,7 +209,7 @@ TEST_F(VerbsDoorbell, WhileTheEngineYieldsThePosterFlushesAQpInErrorWithoutTheDo
   ibv_destroy_ah(ah);
   ASSERT_TRUE(writes.has_value()) << "in " << kAttempts << " bursts, the engine was found yielding " << yielded
                                   << " times, and never stayed asleep throughout a post";
-  EXPECT_EQ(*writes, 0u);
+  EXPECT_EQ(*writes, 0u) << "every post while the engine yielded (" << yielded << ") rang the doorbell";
   const std::vector<ibv_wc> wc = poll_for(cq_, posted_);
   ASSERT_EQ(wc.size(), posted_);
   EXPECT_EQ(wc.back().status, IBV_WC_WR_FLUSH_ERR);
