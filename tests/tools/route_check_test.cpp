@@ -75,7 +75,6 @@ class RouteCheckTest : public ::testing::Test {
   explicit RouteCheckTest(const char* spec = "fat-tree:3:4") : topo(topo::load_topology(spec)), f(sim, topo) {
     fabric::testing::configure_by_hand(f);
   }
-  Switch& sw(const std::string& name) { return *f.find_switch(name); }
   uint16_t lid_of(const std::string& host) { return f.find_hca(host)->port(1).lid; }
   std::size_t host_facing_switches() {
     std::size_t n = 0;
