@@ -16,6 +16,7 @@ void Simulator::clear() {
     pool_.release(e.slot());
   }
   live_ = 0;
+  tombstones_ = 0;
 }
 
 bool Simulator::pending(EventHandle h) const {
@@ -28,7 +29,31 @@ bool Simulator::cancel(EventHandle h) {
   if (!pending(h)) return false;
   pool_.retire(h.slot);
   --live_;
+  if (++tombstones_ >= kPurgeAt && tombstones_ > live_) purge_tombstones();
   return true;
+}
+
+void Simulator::purge_tombstones() {
+  const auto dead = [this](const QueueEntry& e) {
+    if (pool_.at(e.slot()).ops != nullptr) return false;
+    pool_.release(e.slot());
+    --tombstones_;
+    return true;
+  };
+  // Draining and refilling the scheduler keeps every live entry's key, so
+  // the order of the run does not change.
+  kept_.clear();
+  QueueEntry e;
+  while (scheduler_->pop_min(e))
+    if (!dead(e)) kept_.push_back(e);
+  for (const QueueEntry& k : kept_) scheduler_->insert(k);
+  const std::size_t mask = fifo_.size() - 1;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < fifo_size_; ++i) {
+    const QueueEntry f = fifo_[(fifo_head_ + i) & mask];
+    if (!dead(f)) fifo_[(fifo_head_ + kept++) & mask] = f;
+  }
+  fifo_size_ = kept;
 }
 
 void Simulator::fifo_push(QueueEntry e) {
@@ -65,6 +90,7 @@ void Simulator::run_entry(const QueueEntry& e) {
   const CallbackOps* ops = r.ops;
   if (ops == nullptr) {  // cancelled: a tombstone
     pool_.release(slot);
+    --tombstones_;
     return;
   }
   // The event stops being pending before it runs (its handle goes stale),
@@ -108,6 +134,7 @@ bool Simulator::peek_when(int64_t& when) {
     }
     next_entry(e);  // drop the tombstone
     pool_.release(e.slot());
+    --tombstones_;
   }
 }
 

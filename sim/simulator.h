@@ -8,8 +8,13 @@
 // a shortcut, the order is the same as if they had gone through it.
 //
 // Cost: schedule() and cancel() allocate nothing once the event pool and the
-// scheduler have grown to the working set; cancel() is O(1) (the entry stays
-// queued as a tombstone and is skipped when it surfaces).
+// scheduler have grown to the working set. cancel() is amortised O(1): the
+// entry stays queued as a tombstone, skipped when it surfaces, and once the
+// tombstones number kPurgeAt and outnumber the live events one pass drops
+// them all. So cancelled timers hold no memory for their whole timeout (a
+// far-off live event, such as a periodic sweep, would otherwise keep every
+// timeout cancelled after it queued), and the working set is at most the
+// live events twice over, plus kPurgeAt.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -76,6 +81,11 @@ class Simulator {
 
   uint64_t events_run() const { return events_run_; }
   std::size_t events_pending() const { return live_; }
+  // Entries queued: the pending events and the tombstones of cancelled ones.
+  std::size_t events_queued() const { return live_ + tombstones_; }
+
+  // Tombstones that may stay queued before a purge.
+  static constexpr std::size_t kPurgeAt = 4096;
 
   Rng& rng() { return rng_; }
   Trace& trace() { return trace_; }
@@ -105,6 +115,7 @@ class Simulator {
   bool next_entry(QueueEntry& out);  // pops the earliest entry of heap and FIFO
   bool peek_when(int64_t& when);     // earliest pending time, skipping tombstones
   void run_entry(const QueueEntry& e);
+  void purge_tombstones();  // drops every tombstone, keeping the order
 
   std::unique_ptr<Scheduler> scheduler_;
   EventPool pool_;
@@ -113,7 +124,9 @@ class Simulator {
   Time now_ = Time::zero();
   uint64_t seq_ = 0;
   uint64_t events_run_ = 0;
-  std::size_t live_ = 0;  // scheduled and neither run nor cancelled
+  std::size_t live_ = 0;        // scheduled and neither run nor cancelled
+  std::size_t tombstones_ = 0;  // cancelled and still queued
+  std::vector<QueueEntry> kept_;  // purge_tombstones()'s scratch
   bool stopped_ = false;
   Rng rng_;
   Trace trace_;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -216,6 +218,92 @@ TEST(Simulator, ManyPendingEventsGrowThePoolAndStayOrdered) {
   EXPECT_TRUE(ordered);
   EXPECT_EQ(sim.events_run(), 50'000u);
 }
+
+TEST(Simulator, TombstonesBehindAFarOffLiveEventArePurged) {
+  // A periodic sweep far ahead, and timeouts after it armed and cancelled
+  // by the thousand (answered requests): the queue stays bounded.
+  Simulator sim;
+  int swept = 0;
+  sim.schedule(Time::s(10), [&] { ++swept; });
+  std::size_t most = 0;
+  for (int i = 0; i < 100'000; ++i) {
+    const EventHandle h = sim.schedule(Time::s(11) + Time::ps(i), [] { ADD_FAILURE() << "a cancelled timeout ran"; });
+    ASSERT_TRUE(sim.cancel(h));
+    most = std::max(most, sim.events_queued());
+  }
+  EXPECT_LE(most, Simulator::kPurgeAt + 1);
+  EXPECT_EQ(sim.events_pending(), 1u);
+  sim.run();
+  EXPECT_EQ(swept, 1);
+  EXPECT_EQ(sim.events_run(), 1u);
+  EXPECT_EQ(sim.events_queued(), 0u);
+}
+
+class SimulatorPurge : public testing::TestWithParam<const char*> {};
+
+TEST_P(SimulatorPurge, CancellingMostEventsKeepsTheOrderOfTheRest) {
+  // Events at random times (some at the current instant, which go through
+  // the FIFO), most cancelled, some by events as they run: every event not
+  // cancelled runs once, in (time, scheduling order), through many purges.
+  Simulator sim(1, make_scheduler(GetParam()));
+  Rng rng(11);
+  struct Ev {
+    int64_t when;
+    EventHandle h;
+    bool cancelled = false;
+    int runs = 0;
+  };
+  std::vector<Ev> evs;
+  evs.reserve(60'000);
+  std::vector<std::size_t> order;
+  std::function<void(std::size_t)> add;
+  struct Refs {
+    std::vector<Ev>* evs;
+    std::vector<std::size_t>* order;
+    std::function<void(std::size_t)>* add;
+    Simulator* sim;
+    Rng* rng;
+  } refs{&evs, &order, &add, &sim, &rng};
+  add = [&](std::size_t depth) {
+    const std::size_t i = evs.size();
+    const Time delay = rng.below(8) == 0 ? Time::zero() : Time::ps(static_cast<int64_t>(rng.below(5'000'000)));
+    evs.push_back(Ev{(sim.now() + delay).ps(), {}});
+    evs[i].h = sim.schedule(delay, [r = &refs, i, depth] {
+      auto& all = *r->evs;
+      ++all[i].runs;
+      r->order->push_back(i);
+      if (depth < 2 && all.size() < 59'000) (*r->add)(depth + 1);
+      const std::size_t victim = r->rng->below(all.size());
+      if (r->sim->cancel(all[victim].h)) all[victim].cancelled = true;
+    });
+  };
+  int purges = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    add(0);
+    for (int k = 0; k < 2; ++k) {
+      const std::size_t victim = rng.below(evs.size());
+      const std::size_t queued = sim.events_queued();
+      if (sim.cancel(evs[victim].h)) evs[victim].cancelled = true;
+      purges += sim.events_queued() + 1 < queued;
+    }
+  }
+  EXPECT_GT(purges, 0);
+  sim.run();
+  std::size_t cancelled = 0;
+  for (const Ev& e : evs) {
+    cancelled += e.cancelled;
+    EXPECT_EQ(e.runs, e.cancelled ? 0 : 1);
+  }
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const Ev& a = evs[order[k - 1]];
+    const Ev& b = evs[order[k]];
+    ASSERT_TRUE(a.when < b.when || (a.when == b.when && order[k - 1] < order[k])) << "at run " << k;
+  }
+  EXPECT_EQ(order.size() + cancelled, evs.size());
+  EXPECT_EQ(sim.events_queued(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, SimulatorPurge, testing::Values("heap", "ladder"));
 
 }  // namespace
 }  // namespace ibfab::sim
