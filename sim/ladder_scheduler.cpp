@@ -5,7 +5,7 @@
 namespace ibfab::sim {
 namespace {
 
-constexpr auto later = [](const QueueEntry& a, const QueueEntry& b) { return b.key() < a.key(); };
+constexpr auto earlier = [](const QueueEntry& a, const QueueEntry& b) { return a.key() < b.key(); };
 
 // The smallest shift with 2^shift * buckets >= span.
 unsigned shift_for(int64_t span, std::size_t buckets) {
@@ -54,30 +54,47 @@ void LadderScheduler::insert(QueueEntry e) {
 }
 
 void LadderScheduler::bottom_insert(const QueueEntry& e) {
-  if (bottom_.size() >= bottom_limit_ && nrungs_ < kMaxRungs) {
+  if (bottom_size() >= bottom_limit_ && nrungs_ < kMaxRungs) {
     bottom_to_rung();
     if (e.when >= rungs_[nrungs_ - 1].cur_start()) {
       rungs_[nrungs_ - 1].put(e);
       return;
     }
   }
-  auto it = std::lower_bound(bottom_.begin(), bottom_.end(), e, later);
+  if (head_ >= kBottomMax && head_ >= bottom_size()) {
+    // The spent slots outnumber the live entries: drop them (amortised
+    // O(1) a pop), so that a bottom that never runs dry stays its size.
+    bottom_.erase(bottom_.begin(), bottom_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  const auto first = bottom_.begin() + static_cast<std::ptrdiff_t>(head_);
+  const auto it = std::upper_bound(first, bottom_.end(), e, earlier);
+  if (head_ != 0 && it - first < bottom_.end() - it) {
+    // Fewer entries before the place than after it: they move one back,
+    // into the spent slot before the head.
+    std::move(first, it, first - 1);
+    *(it - 1) = e;
+    --head_;
+    return;
+  }
   bottom_.insert(it, e);
 }
 
 void LadderScheduler::bottom_to_rung() {
-  // bottom_ holds everything before the deepest rung's unspent range (or
-  // before top_start_ with no rung); it is sorted, latest first.
+  // bottom holds everything before the deepest rung's unspent range (or
+  // before top_start_ with no rung), earliest first.
   const int64_t end = nrungs_ != 0 ? rungs_[nrungs_ - 1].cur_start() : top_start_;
   Rung& r = rungs_[nrungs_++];
-  r.build(bottom_.back().when, bottom_.front().when, end, bottom_.size());
-  for (const QueueEntry& e : bottom_) r.put(e);
+  r.build(bottom_[head_].when, bottom_.back().when, end, bottom_size());
+  for (std::size_t i = head_; i < bottom_.size(); ++i) r.put(bottom_[i]);
   bottom_.clear();
+  head_ = 0;
   bottom_limit_ = kBottomMax;
 }
 
 void LadderScheduler::reset() {
   bottom_.clear();
+  head_ = 0;
   nrungs_ = 0;
   top_.clear();
   top_start_ = INT64_MIN;
@@ -87,14 +104,15 @@ void LadderScheduler::reset() {
 }
 
 void LadderScheduler::sort_into_bottom(std::vector<QueueEntry>& bucket) const {
-  // bottom_ is empty here: every entry in bucket precedes all other tiers.
+  // bottom is empty here: every entry in bucket precedes all other tiers.
   bottom_.swap(bucket);
   bucket.clear();
+  head_ = 0;
   QueueEntry* b = bottom_.data();
   const std::size_t n = bottom_.size();
   bottom_limit_ = std::max(kBottomMax, 2 * n);
   if (n > 64) {
-    std::sort(b, b + n, later);
+    std::sort(b, b + n, earlier);
     return;
   }
   // Buckets are small: an insertion sort on the 128-bit keys beats
@@ -103,13 +121,13 @@ void LadderScheduler::sort_into_bottom(std::vector<QueueEntry>& bucket) const {
     const QueueEntry e = b[i];
     const auto key = e.key();
     std::size_t j = i;
-    for (; j > 0 && b[j - 1].key() < key; --j) b[j] = b[j - 1];
+    for (; j > 0 && key < b[j - 1].key(); --j) b[j] = b[j - 1];
     b[j] = e;
   }
 }
 
 void LadderScheduler::settle() const {
-  while (bottom_.empty()) {
+  while (bottom_empty()) {
     if (nrungs_ == 0) {
       // Top becomes rung 0, kPerBucket entries per bucket on average.
       Rung& r = rungs_[0];

@@ -3,7 +3,10 @@
 // insert and pop for the time distributions discrete-event models produce.
 //
 // Three tiers hold disjoint time ranges, earliest first:
-//   bottom  a small sorted run (descending, so the minimum is at the back);
+//   bottom  a small sorted run, ascending from a head index (a pop moves
+//           the head; an insert shifts whichever side of its place is
+//           shorter, so both an entry due next and one after the rest cost
+//           O(1));
 //   rungs   up to kMaxRungs levels of time buckets; a deeper rung subdivides
 //           one bucket of the rung above and covers an earlier range;
 //   top     an unsorted append-only batch of everything at or after
@@ -40,24 +43,24 @@ class LadderScheduler final : public Scheduler {
   bool empty() const override { return size_ == 0; }
   std::size_t size() const override { return size_; }
   const QueueEntry& top() const override {
-    if (bottom_.empty()) settle();
-    return bottom_.back();
+    if (bottom_empty()) settle();
+    return bottom_[head_];
   }
   void pop() override {
-    if (bottom_.empty()) settle();
-    bottom_.pop_back();
+    if (bottom_empty()) settle();
+    pop_bottom();
     if (--size_ == 0) reset();
   }
   bool pop_min(QueueEntry& out) override {
     if (size_ == 0) return false;
-    if (bottom_.empty()) settle();
-    out = bottom_.back();
-    bottom_.pop_back();
+    if (bottom_empty()) settle();
+    out = bottom_[head_];
+    pop_bottom();
     if (--size_ == 0) reset();
     return true;
   }
   const QueueEntry* upcoming(std::size_t ahead) const override {
-    return ahead < bottom_.size() ? &bottom_[bottom_.size() - 1 - ahead] : nullptr;
+    return ahead < bottom_.size() - head_ ? &bottom_[head_ + ahead] : nullptr;
   }
 
  private:
@@ -87,17 +90,26 @@ class LadderScheduler final : public Scheduler {
     void put(const QueueEntry& e);
   };
 
-  void settle() const;  // makes bottom_ non-empty (precondition: size_ > 0)
+  bool bottom_empty() const { return head_ == bottom_.size(); }
+  std::size_t bottom_size() const { return bottom_.size() - head_; }
+  void pop_bottom() const {
+    if (++head_ == bottom_.size()) {
+      bottom_.clear();
+      head_ = 0;
+    }
+  }
+  void settle() const;  // makes bottom non-empty (precondition: size_ > 0)
   void bottom_insert(const QueueEntry& e);
-  // Moves bottom_ into a new deepest rung reaching from its earliest entry
-  // to the tier above. Precondition: !bottom_.empty(), nrungs_ < kMaxRungs.
+  // Moves bottom into a new deepest rung reaching from its earliest entry
+  // to the tier above. Precondition: !bottom_empty(), nrungs_ < kMaxRungs.
   void bottom_to_rung();
   void reset();  // every tier empty: forget the ranges (precondition: size_ == 0)
   void sort_into_bottom(std::vector<QueueEntry>& bucket) const;
 
   // Logically const: top() reorganises tiers without changing the contents.
-  mutable std::vector<QueueEntry> bottom_;  // descending
-  mutable std::size_t bottom_limit_ = kBottomMax;  // bottom_ size that triggers bottom_to_rung
+  mutable std::vector<QueueEntry> bottom_;  // ascending from head_; spent before it
+  mutable std::size_t head_ = 0;
+  mutable std::size_t bottom_limit_ = kBottomMax;  // bottom size that triggers bottom_to_rung
   mutable std::array<Rung, kMaxRungs> rungs_;
   mutable std::size_t nrungs_ = 0;
   mutable std::vector<QueueEntry> top_;

@@ -119,6 +119,46 @@ TEST_P(EveryScheduler, ABurstBehindAFarEntryPopsInOrder) {
   }
 }
 
+// A symmetric fabric's burst: thousands of entries at one instant (a bucket
+// that cannot be subdivided), then a steady stream where each pop is
+// followed by inserts just after the earliest entry and after all the
+// others, so the earliest tier never runs dry: every insert position and
+// the reclaiming of popped slots, against a reference queue.
+TEST_P(EveryScheduler, AnEqualTimeBurstThenAStreamThatNeverRunsDry) {
+  auto sched = make();
+  auto later = [](const QueueEntry& a, const QueueEntry& b) { return b < a; };
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, decltype(later)> ref(later);
+  uint64_t seq = 0;
+  auto add = [&](int64_t when) {
+    const QueueEntry e = entry(when, seq, static_cast<uint32_t>(seq & 0xffff));
+    ++seq;
+    sched->insert(e);
+    ref.push(e);
+  };
+  for (int i = 0; i < 3'000; ++i) add(1'000);
+  add(int64_t{1} << 40);  // a far timer
+  Rng rng(5);
+  for (int i = 0; i < 100'000; ++i) {
+    ASSERT_EQ(sched->top().order, ref.top().order) << "pop " << i;
+    const int64_t now = sched->top().when;
+    sched->pop();
+    ref.pop();
+    add(now + 1 + static_cast<int64_t>(rng.below(3)));
+    if (i % 2 == 0) add(now + 2'000 + static_cast<int64_t>(rng.below(50)));
+    if (i % 3 == 0 && !ref.empty()) {
+      ASSERT_EQ(sched->top().order, ref.top().order);
+      sched->pop();
+      ref.pop();
+    }
+  }
+  while (!ref.empty()) {
+    ASSERT_EQ(sched->top().order, ref.top().order);
+    sched->pop();
+    ref.pop();
+  }
+  EXPECT_TRUE(sched->empty());
+}
+
 TEST_P(EveryScheduler, DrivesASimulatorToTheSameResultAsTheDefault) {
   auto trace = [](std::unique_ptr<Scheduler> s) {
     Simulator sim(9, std::move(s));
