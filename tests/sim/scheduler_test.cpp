@@ -82,40 +82,54 @@ TEST_P(EveryScheduler, AFloodAtOneInstantKeepsInsertionOrder) {
   EXPECT_TRUE(sched->empty());
 }
 
+// A scheduler checked against a reference queue: add() inserts into both,
+// pop() checks the scheduler's earliest entry is the reference's and pops
+// both (false once the reference is empty).
+struct Checked {
+  std::unique_ptr<Scheduler> sched;
+  static constexpr auto later = [](const QueueEntry& a, const QueueEntry& b) { return b < a; };
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, decltype(later)> ref{later};
+  uint64_t seq = 0;
+
+  void add(int64_t when) {
+    const QueueEntry e = entry(when, seq, static_cast<uint32_t>(seq & 0xffff));
+    ++seq;
+    sched->insert(e);
+    ref.push(e);
+  }
+  // The earliest entry's time, after checking it; precondition: !ref.empty().
+  int64_t pop() {
+    EXPECT_EQ(sched->top().order, ref.top().order);
+    const int64_t when = sched->top().when;
+    sched->pop();
+    ref.pop();
+    return when;
+  }
+  void drain() {
+    while (!ref.empty()) pop();
+    EXPECT_TRUE(sched->empty());
+  }
+};
+
 // A far-future entry (a timer, or a cancelled one not yet surfaced) holds
 // the ladder's ranges up while a burst lands before them, in rising time as
 // packets queue on one port, with a few out-of-order entries and pops mixed
 // in; then the set empties and a second burst follows.
 TEST_P(EveryScheduler, ABurstBehindAFarEntryPopsInOrder) {
-  auto sched = make();
-  auto later = [](const QueueEntry& a, const QueueEntry& b) { return b < a; };
-  std::priority_queue<QueueEntry, std::vector<QueueEntry>, decltype(later)> ref(later);
-  uint64_t seq = 0;
-  auto add = [&](int64_t when) {
-    const QueueEntry e = entry(when, seq, static_cast<uint32_t>(seq & 0xffff));
-    ++seq;
-    sched->insert(e);
-    ref.push(e);
-  };
-  auto pop_checked = [&] {
-    ASSERT_EQ(sched->top().order, ref.top().order);
-    sched->pop();
-    ref.pop();
-  };
+  Checked c{make()};
   Rng rng(11);
   for (int round = 0; round < 2; ++round) {
     const int64_t base = round * (int64_t{1} << 41);
-    add(base + (int64_t{1} << 40));
-    add(base + 5);
-    add(base + 7);
-    pop_checked();
+    c.add(base + (int64_t{1} << 40));
+    c.add(base + 5);
+    c.add(base + 7);
+    c.pop();
     for (int i = 0; i < 30'000; ++i) {
-      add(base + 10 + 25 * i);
-      if (i % 7 == 0) add(base + 10 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(25 * i + 1))));
-      if (i % 5 == 0) pop_checked();
+      c.add(base + 10 + 25 * i);
+      if (i % 7 == 0) c.add(base + 10 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(25 * i + 1))));
+      if (i % 5 == 0) c.pop();
     }
-    while (!ref.empty()) pop_checked();
-    EXPECT_TRUE(sched->empty());
+    c.drain();
   }
 }
 
@@ -125,38 +139,17 @@ TEST_P(EveryScheduler, ABurstBehindAFarEntryPopsInOrder) {
 // others, so the earliest tier never runs dry: every insert position and
 // the reclaiming of popped slots, against a reference queue.
 TEST_P(EveryScheduler, AnEqualTimeBurstThenAStreamThatNeverRunsDry) {
-  auto sched = make();
-  auto later = [](const QueueEntry& a, const QueueEntry& b) { return b < a; };
-  std::priority_queue<QueueEntry, std::vector<QueueEntry>, decltype(later)> ref(later);
-  uint64_t seq = 0;
-  auto add = [&](int64_t when) {
-    const QueueEntry e = entry(when, seq, static_cast<uint32_t>(seq & 0xffff));
-    ++seq;
-    sched->insert(e);
-    ref.push(e);
-  };
-  for (int i = 0; i < 3'000; ++i) add(1'000);
-  add(int64_t{1} << 40);  // a far timer
+  Checked c{make()};
+  for (int i = 0; i < 3'000; ++i) c.add(1'000);
+  c.add(int64_t{1} << 40);  // a far timer
   Rng rng(5);
   for (int i = 0; i < 100'000; ++i) {
-    ASSERT_EQ(sched->top().order, ref.top().order) << "pop " << i;
-    const int64_t now = sched->top().when;
-    sched->pop();
-    ref.pop();
-    add(now + 1 + static_cast<int64_t>(rng.below(3)));
-    if (i % 2 == 0) add(now + 2'000 + static_cast<int64_t>(rng.below(50)));
-    if (i % 3 == 0 && !ref.empty()) {
-      ASSERT_EQ(sched->top().order, ref.top().order);
-      sched->pop();
-      ref.pop();
-    }
+    const int64_t now = c.pop();
+    c.add(now + 1 + static_cast<int64_t>(rng.below(3)));
+    if (i % 2 == 0) c.add(now + 2'000 + static_cast<int64_t>(rng.below(50)));
+    if (i % 3 == 0) c.pop();
   }
-  while (!ref.empty()) {
-    ASSERT_EQ(sched->top().order, ref.top().order);
-    sched->pop();
-    ref.pop();
-  }
-  EXPECT_TRUE(sched->empty());
+  c.drain();
 }
 
 TEST_P(EveryScheduler, DrivesASimulatorToTheSameResultAsTheDefault) {
