@@ -67,6 +67,8 @@ SubnetManager::~SubnetManager() {
   if (!stopped_) hca_.set_is_sm(port_, false);
 }
 
+sim::Progress& SubnetManager::progress() { return hca_.fabric().sim().progress(); }
+
 uint16_t SubnetManager::lid_of(uint64_t port_guid) const {
   auto it = lids_.find(port_guid);
   return it == lids_.end() ? 0 : it->second;
@@ -125,7 +127,7 @@ void SubnetManager::sweep() {
   report_ = SweepReport{};
   report_.started = hca_.fabric().sim().now();
   phase_start_smps_ = sender_.sent();
-  hca_.fabric().sim().progress().begin("discovery", "SMPs");
+  progress().begin("discovery", "SMPs");
   const uint64_t retries = sender_.retries(), unanswered = sender_.unanswered();
   discovery_.start([this, retries, unanswered](const DiscoveryResult& r) {
     report_.retries = sender_.retries() - retries;
@@ -340,7 +342,7 @@ void SubnetManager::assign_lids() {
     sp.lid = lids_.at(sp.guid);
     for (uint32_t k = 0; k < (1u << sp.lmc); ++k) building_.port_by_lid.emplace(static_cast<uint16_t>(sp.lid + k), i);
   }
-  hca_.fabric().sim().progress().begin("LIDs", "SMPs", static_cast<uint64_t>(std::count(read_ok_.begin(), read_ok_.end(), true)));
+  progress().begin("LIDs", "SMPs", static_cast<uint64_t>(std::count(read_ok_.begin(), read_ok_.end(), true)));
   for (uint32_t i = 0; i < end_ports_.size(); ++i) {
     if (!read_ok_[i]) continue;
     const EndPort& e = end_ports_[i];
@@ -409,7 +411,7 @@ void SubnetManager::program_routes() {
   building_.graph = in;
   report_.max_lid = in.max_lid;
   std::string error;
-  hca_.fabric().sim().progress().begin("routing", "");
+  progress().begin("routing", "");
   const auto t0 = std::chrono::steady_clock::now();
   const bool ok = engine_->route(in, building_.routes, error);
   report_.routing_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -448,7 +450,7 @@ void SubnetManager::program_routes() {
   const uint16_t top = in.max_lid;
   const std::size_t per_switch = 1 + top / 64u + 1;
   // (and the SwitchInfo Set each Get's answer brings)
-  hca_.fabric().sim().progress().begin("LFTs", "SMPs", in.switches.size() * (per_switch + 1));
+  progress().begin("LFTs", "SMPs", in.switches.size() * (per_switch + 1));
   sender_.generate(in.switches.size() * per_switch, [this, top, per_switch](std::size_t i, SmpSender::Request& q) {
     const auto sw = static_cast<uint32_t>(i / per_switch);
     q.path = DrRoute(building_.switch_paths[sw]);
@@ -510,7 +512,7 @@ void SubnetManager::activate(uint8_t target) {
       if (r.nodes[i].is_switch()) visits_.push_back(PortAt{DrRoute(r.nodes[i].path), 0, i});
     // visits_ stays as it is until the sender is idle, after the last Get:
     // a Get and a Set for each port still in Init.
-    hca_.fabric().sim().progress().begin("activation (Armed)", "SMPs", 2 * visits_.size());
+    progress().begin("activation (Armed)", "SMPs", 2 * visits_.size());
     sender_.generate(visits_.size(), [this](std::size_t i, SmpSender::Request& q) {
       const uint8_t port = visits_[i].port;
       const uint32_t node = visits_[i].node;
@@ -547,7 +549,7 @@ void SubnetManager::activate(uint8_t target) {
   // Armed -> Active, from what the Armed pass learnt (armed_ stays as it is
   // until the sender is idle).
   visits_.clear();
-  hca_.fabric().sim().progress().begin("activation (Active)", "SMPs", armed_.size());
+  progress().begin("activation (Active)", "SMPs", armed_.size());
   sender_.generate(armed_.size(), [this](std::size_t i, SmpSender::Request& q) {
     ArmedPort& a = armed_[i];
     a.info.port_state = mad::port_state::kActive;

@@ -50,6 +50,7 @@
 #include "fabric/mad/port_info.h"
 #include "fabric/mad/sm_info.h"
 #include "sim/event_handle.h"
+#include "sim/progress.h"
 #include "sm/discovery.h"
 #include "sm/mcast/mcast_manager.h"
 #include "sm/partitions/partition_config.h"
@@ -152,6 +153,9 @@ class SubnetManager {
   McastManager* mcast() { return mcast_.get(); }
 
  private:
+  // Where the sweep's phases are reported (the simulator's sim/progress.h).
+  sim::Progress& progress();
+
   struct EndPort {
     uint32_t node;  // index into the discovery result
     uint8_t port;
