@@ -205,6 +205,7 @@ void SubnetManager::read_ports() {
   building_.ports.resize(end_ports_.size());
   read_pi_.assign(end_ports_.size(), mad::PortInfo{});
   read_ok_.assign(end_ports_.size(), false);
+  pkey_reads_.clear();
   for (uint32_t i = 0; i < end_ports_.size(); ++i) {
     const EndPort& e = end_ports_[i];
     const DiscoveredNode& n = r.nodes[e.node];
@@ -226,27 +227,39 @@ void SubnetManager::read_ports() {
     constexpr std::size_t kPer = mad::PKeyTable::kEntriesPerBlock;
     const std::size_t blocks = std::max<std::size_t>(1, (std::size_t{n.partition_cap} + kPer - 1) / kPer);
     sp.pkeys.assign(blocks * kPer, 0);
-    for (std::size_t b = 0; b < blocks; ++b)
-      sender_.get(n.path, mad::PKeyTable::kAttributeId, static_cast<uint32_t>(b),
-                  [this, i, b](std::span<const uint8_t> smp, uint16_t st) {
-                    if (smp.empty() || st != 0) return;
-                    const auto t = mad::PKeyTable::unpack(smp_data(smp));
-                    std::copy(t.p_key.begin(), t.p_key.end(), building_.ports[i].pkeys.begin() + b * kPer);
-                  });
+    for (uint32_t b = 0; b < blocks; ++b) pkey_reads_.push_back({i, b});
   }
-  for (uint32_t i = 0; i < end_ports_.size(); ++i) {
-    const EndPort& e = end_ports_[i];
-    sender_.get(r.nodes[e.node].path, mad::PortInfo::kAttributeId, e.port,
-                [this, i](std::span<const uint8_t> smp, uint16_t st) {
-                  if (smp.empty() || st != 0) return;
-                  const mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
-                  keep_port_info(end_ports_[i].node, end_ports_[i].port, pi);
-                  building_.ports[i].neighbor_mtu = pi.neighbor_mtu;
-                  building_.ports[i].rate = link_rate_enum(pi);
-                  read_pi_[i] = pi;
-                  read_ok_[i] = true;
-                });
-  }
+  // Both passes are generated batches: nothing is stored per request until
+  // it leaves (discovery_.result() stays as it is until the next sweep).
+  sender_.generate(pkey_reads_.size(), [this](std::size_t k, SmpSender::Request& q) {
+    const uint32_t i = pkey_reads_[k].first, b = pkey_reads_[k].second;
+    q.method = mad::dr_smp::kMethodGet;
+    q.attr = mad::PKeyTable::kAttributeId;
+    q.modifier = b;
+    q.path = DrRoute(discovery_.result().nodes[end_ports_[i].node].path);
+    q.cb = [this, i, b](std::span<const uint8_t> smp, uint16_t st) {
+      if (smp.empty() || st != 0) return;
+      const auto t = mad::PKeyTable::unpack(smp_data(smp));
+      const std::size_t at = std::size_t{b} * mad::PKeyTable::kEntriesPerBlock;
+      std::copy(t.p_key.begin(), t.p_key.end(), building_.ports[i].pkeys.begin() + static_cast<std::ptrdiff_t>(at));
+    };
+  });
+  sender_.generate(end_ports_.size(), [this](std::size_t k, SmpSender::Request& q) {
+    const auto i = static_cast<uint32_t>(k);
+    q.method = mad::dr_smp::kMethodGet;
+    q.attr = mad::PortInfo::kAttributeId;
+    q.modifier = end_ports_[i].port;
+    q.path = DrRoute(discovery_.result().nodes[end_ports_[i].node].path);
+    q.cb = [this, i](std::span<const uint8_t> smp, uint16_t st) {
+      if (smp.empty() || st != 0) return;
+      const mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
+      keep_port_info(end_ports_[i].node, end_ports_[i].port, pi);
+      building_.ports[i].neighbor_mtu = pi.neighbor_mtu;
+      building_.ports[i].rate = link_rate_enum(pi);
+      read_pi_[i] = pi;
+      read_ok_[i] = true;
+    };
+  });
   sender_.when_idle([this] { elect(); });
 }
 
@@ -305,7 +318,6 @@ void SubnetManager::assign_lids() {
     sweeping_ = false;
     return;
   }
-  const DiscoveryResult& r = discovery_.result();
   const uint16_t stride = static_cast<uint16_t>(1u << options_.lmc);
   // LIDs in use: those this SM handed out, then those the ports already
   // hold (kept unless they clash), then new ones above both.
@@ -342,11 +354,13 @@ void SubnetManager::assign_lids() {
     sp.lid = lids_.at(sp.guid);
     for (uint32_t k = 0; k < (1u << sp.lmc); ++k) building_.port_by_lid.emplace(static_cast<uint16_t>(sp.lid + k), i);
   }
-  progress().begin("LIDs", "SMPs", static_cast<uint64_t>(std::count(read_ok_.begin(), read_ok_.end(), true)));
-  for (uint32_t i = 0; i < end_ports_.size(); ++i) {
-    if (!read_ok_[i]) continue;
-    const EndPort& e = end_ports_[i];
-    mad::PortInfo pi = read_pi_[i];
+  lid_sets_.clear();
+  for (uint32_t i = 0; i < end_ports_.size(); ++i)
+    if (read_ok_[i]) lid_sets_.push_back(i);
+  progress().begin("LIDs", "SMPs", lid_sets_.size());
+  sender_.generate(lid_sets_.size(), [this, reregister](std::size_t k, SmpSender::Request& q) {
+    const EndPort& e = end_ports_[lid_sets_[k]];
+    mad::PortInfo pi = read_pi_[lid_sets_[k]];
     pi.lid = lids_.at(e.guid);
     pi.lmc = options_.lmc;
     pi.master_sm_lid = own_lid_;
@@ -354,11 +368,16 @@ void SubnetManager::assign_lids() {
     pi.subnet_timeout = options_.subnet_timeout;
     pi.client_reregister = reregister && e.port != 0;
     pi.port_state = mad::port_state::kNoChange;
-    sender_.set(r.nodes[e.node].path, mad::PortInfo::kAttributeId, e.port, packed(pi),
-                [this, node = e.node, port = e.port](std::span<const uint8_t> ans, uint16_t st) {
-                  if (!ans.empty() && st == 0) keep_port_info(node, port, mad::PortInfo::unpack(smp_data(ans)));
-                });
-  }
+    q.method = mad::dr_smp::kMethodSet;
+    q.attr = mad::PortInfo::kAttributeId;
+    q.modifier = e.port;
+    q.path = DrRoute(discovery_.result().nodes[e.node].path);
+    const auto data = packed(pi);
+    std::copy_n(data.begin(), std::min(data.size(), sizeof q.data), q.data);
+    q.cb = [this, node = e.node, port = e.port](std::span<const uint8_t> ans, uint16_t st) {
+      if (!ans.empty() && st == 0) keep_port_info(node, port, mad::PortInfo::unpack(smp_data(ans)));
+    };
+  });
   sender_.when_idle([this] {
     report_.lids_set = hca_.fabric().sim().now();
     report_.smps_lids = phase_smps();

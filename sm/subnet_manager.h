@@ -228,6 +228,10 @@ class SubnetManager {
   std::vector<PortAt> visits_;    // the ports the Armed pass reads
   std::vector<ArmedPort> armed_;  // filled by the Armed pass, used by the Active pass
   std::vector<bool> read_ok_;
+  // The generated batches' requests: (end port, P_Key block) to read, and
+  // the end ports whose LIDs are set.
+  std::vector<std::pair<uint32_t, uint32_t>> pkey_reads_;
+  std::vector<uint32_t> lid_sets_;
   std::vector<RemoteSm> remotes_;    // other SMs found by the last heavy sweep
   RemoteSm polled_;                  // the master a Standby polls
   unsigned poll_failures_ = 0;
