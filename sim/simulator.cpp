@@ -34,7 +34,7 @@ bool Simulator::cancel(EventHandle h) {
 }
 
 void Simulator::purge_tombstones() {
-  const auto dead = [this](const QueueEntry& e) {
+  const auto drop_if_dead = [this](const QueueEntry& e) {
     if (pool_.at(e.slot()).ops != nullptr) return false;
     pool_.release(e.slot());
     --tombstones_;
@@ -45,13 +45,13 @@ void Simulator::purge_tombstones() {
   kept_.clear();
   QueueEntry e;
   while (scheduler_->pop_min(e))
-    if (!dead(e)) kept_.push_back(e);
+    if (!drop_if_dead(e)) kept_.push_back(e);
   for (const QueueEntry& k : kept_) scheduler_->insert(k);
   const std::size_t mask = fifo_.size() - 1;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < fifo_size_; ++i) {
     const QueueEntry f = fifo_[(fifo_head_ + i) & mask];
-    if (!dead(f)) fifo_[(fifo_head_ + kept++) & mask] = f;
+    if (!drop_if_dead(f)) fifo_[(fifo_head_ + kept++) & mask] = f;
   }
   fifo_size_ = kept;
 }

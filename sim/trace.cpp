@@ -32,7 +32,7 @@ void RunDigest::fold_bytes(std::span<const uint8_t> bytes) {
   // and for a given lane injective in each word.
   auto mix2 = [](uint64_t h, uint64_t v, uint64_t w) {
     h ^= v;
-    return ((h << 29 | h >> 35) + w) * 0x9e3779b97f4a7c15ull;
+    return (std::rotl(h, 29) + w) * 0x9e3779b97f4a7c15ull;
   };
   for (; n >= 64; p += 64, n -= 64) {
     for (int k = 0; k < 4; ++k) lane[k] = mix2(lane[k], word(p + 16 * k), word(p + 16 * k + 8));
@@ -46,8 +46,7 @@ void RunDigest::fold_bytes(std::span<const uint8_t> bytes) {
 }
 
 uint64_t RunDigest::value() const {
-  auto rotl = [](uint64_t v, int k) { return v << k | v >> (64 - k); };
-  uint64_t s = lanes_[0] ^ rotl(lanes_[1], 16) ^ rotl(lanes_[2], 32) ^ rotl(lanes_[3], 48) ^ events_;
+  uint64_t s = lanes_[0] ^ std::rotl(lanes_[1], 16) ^ std::rotl(lanes_[2], 32) ^ std::rotl(lanes_[3], 48) ^ events_;
   return splitmix64(s);
 }
 

@@ -13,6 +13,7 @@
 // A caller traces an event as
 //   if (RunDigest* d = trace.digest()) { d->event(at, source, kind); d->fold(..); }
 //   if (trace.enabled()) trace.emit(at, name, "...", ..);
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -56,7 +57,7 @@ class RunDigest {
 
   // One step: rotate, xor the input, multiply by an odd constant (all three
   // invertible).
-  static uint64_t mix(uint64_t h, uint64_t v) { return ((h << 27 | h >> 37) ^ v) * 0x9e3779b97f4a7c15ull; }
+  static uint64_t mix(uint64_t h, uint64_t v) { return (std::rotl(h, 27) ^ v) * 0x9e3779b97f4a7c15ull; }
 
  private:
   uint64_t lanes_[4] = {0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull, 0x3c6ef372fe94f82bull,
