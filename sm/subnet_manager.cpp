@@ -28,12 +28,6 @@ uint8_t link_rate_enum(const mad::PortInfo& pi) {
   return r ? r->sa_rate() : 0;
 }
 
-Block packed(const mad::PortInfo& pi) {
-  Block b{};
-  pi.pack(b);
-  return b;
-}
-
 }  // namespace
 
 SubnetManager::SubnetManager(fabric::Hca& hca, uint8_t port, SmOptions options)
@@ -372,8 +366,7 @@ void SubnetManager::assign_lids() {
     q.attr = mad::PortInfo::kAttributeId;
     q.modifier = e.port;
     q.path = DrRoute(discovery_.result().nodes[e.node].path);
-    const auto data = packed(pi);
-    std::copy_n(data.begin(), std::min(data.size(), sizeof q.data), q.data);
+    pi.pack(q.data);
     q.cb = [this, node = e.node, port = e.port](std::span<const uint8_t> ans, uint16_t st) {
       if (!ans.empty() && st == 0) keep_port_info(node, port, mad::PortInfo::unpack(smp_data(ans)));
     };
@@ -506,87 +499,6 @@ void SubnetManager::program_routes() {
     report_.routed = hca_.fabric().sim().now();
     report_.smps_routing = phase_smps();
     activate(mad::port_state::kArmed);
-  });
-}
-
-void SubnetManager::activate(uint8_t target) {
-  if (!still_master()) {
-    sweeping_ = false;
-    return;
-  }
-  const DiscoveryResult& r = discovery_.result();
-  if (target == mad::port_state::kArmed) {
-    // Init -> Armed: read each port, set it Armed. The answer to the Set is
-    // the port's PortInfo as it now stands: kept for the Active pass, which
-    // needs no second read. Ports found Armed already go straight there.
-    armed_.clear();
-    visits_.clear();
-    // Every end of every discovered link, and every switch's port 0.
-    for (const DiscoveredLink& l : r.links) {
-      const uint32_t a = node_by_guid_.at(l.a_guid), b = node_by_guid_.at(l.b_guid);
-      visits_.push_back(PortAt{DrRoute(r.nodes[a].path), l.a_port, a});
-      visits_.push_back(PortAt{DrRoute(r.nodes[b].path), l.b_port, b});
-    }
-    for (uint32_t i = 0; i < r.nodes.size(); ++i)
-      if (r.nodes[i].is_switch()) visits_.push_back(PortAt{DrRoute(r.nodes[i].path), 0, i});
-    // visits_ stays as it is until the sender is idle, after the last Get:
-    // a Get and a Set for each port still in Init.
-    progress().begin("activation (Armed)", "SMPs", 2 * visits_.size());
-    sender_.generate(visits_.size(), [this](std::size_t i, SmpSender::Request& q) {
-      const uint8_t port = visits_[i].port;
-      const uint32_t node = visits_[i].node;
-      q.method = mad::dr_smp::kMethodGet;
-      q.attr = mad::PortInfo::kAttributeId;
-      q.modifier = port;
-      q.path = visits_[i].route;
-      q.cb = [this, port, node](std::span<const uint8_t> smp, uint16_t st) {
-        if (smp.empty() || st != 0) return;
-        mad::PortInfo pi = mad::PortInfo::unpack(smp_data(smp));
-        keep_port_info(node, port, pi);
-        pi.client_reregister = false;
-        const DrRoute route = DrRoute::of_smp(smp);
-        if (pi.port_state == mad::port_state::kArmed) {
-          armed_.push_back(ArmedPort{PortAt{route, port, node}, pi});
-          return;
-        }
-        if (pi.port_state != mad::port_state::kInit) return;
-        pi.port_state = mad::port_state::kArmed;
-        sender_.set(route.span(), mad::PortInfo::kAttributeId, port, packed(pi),
-                    [this, port, node](std::span<const uint8_t> ans, uint16_t s2) {
-                      if (ans.empty() || s2 != 0) return;
-                      mad::PortInfo now = mad::PortInfo::unpack(smp_data(ans));
-                      keep_port_info(node, port, now);
-                      now.client_reregister = false;
-                      if (now.port_state == mad::port_state::kArmed)
-                        armed_.push_back(ArmedPort{PortAt{DrRoute::of_smp(ans), port, node}, now});
-                    });
-      };
-    });
-    sender_.when_idle([this] { activate(mad::port_state::kActive); });
-    return;
-  }
-  // Armed -> Active, from what the Armed pass learnt (armed_ stays as it is
-  // until the sender is idle).
-  visits_.clear();
-  progress().begin("activation (Active)", "SMPs", armed_.size());
-  sender_.generate(armed_.size(), [this](std::size_t i, SmpSender::Request& q) {
-    ArmedPort& a = armed_[i];
-    a.info.port_state = mad::port_state::kActive;
-    q.method = mad::dr_smp::kMethodSet;
-    q.attr = mad::PortInfo::kAttributeId;
-    q.modifier = a.at.port;
-    q.path = a.at.route;
-    a.info.pack(q.data);
-    q.cb = [this, node = a.at.node, port = a.at.port](std::span<const uint8_t> ans, uint16_t s2) {
-      if (ans.empty() || s2 != 0) return;
-      ++report_.ports_activated;
-      keep_port_info(node, port, mad::PortInfo::unpack(smp_data(ans)));
-    };
-  });
-  sender_.when_idle([this] {
-    armed_.clear();
-    report_.smps_activation = phase_smps();
-    finish();
   });
 }
 
