@@ -59,6 +59,8 @@ class Commands {
   std::size_t max_clients_ = 4096;
   bool no_device_view_ = false;  // exec
   std::vector<std::string> command_;
+  // serve --fault / launch --fault: "AT ACTION LINK [PROBABILITY]"
+  std::vector<std::string> faults_;
 };
 
 }  // namespace ibfab::cli
