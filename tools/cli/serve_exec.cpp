@@ -23,6 +23,7 @@
 #include "tools/cli/fabric_network.h"
 #include "tools/cli/host_snapshot.h"
 #include "tools/cli/host_view.h"
+#include "tools/cli/library_dir.h"
 #include "tools/scenario/progress_line.h"
 
 namespace ibfab::cli {
@@ -39,9 +40,6 @@ void on_signal(int) { g_stop = true; }
 // --socket "" names no socket (the default is the option left out).
 const CLI::Validator kNonEmpty([](const std::string& s) { return s.empty() ? std::string("an empty path") : ""; },
                                "PATH");
-
-// The directory holding the drop-in libraries of this build.
-std::string library_dir() { return IBFAB_LIBRARY_DIR; }
 
 }  // namespace
 
@@ -196,9 +194,10 @@ int Commands::exec() {
   // The engine must be there and have the host: say so now, not as an
   // empty device list inside the program.
   const HostSnapshot host = take_snapshot(path, node_);
+  const std::string drop_ins = library_dir();
   if (!no_device_view_) enter_host_view(host, path);
   const char* old = std::getenv("LD_LIBRARY_PATH");
-  const std::string libs = library_dir() + (old && *old ? ":" + std::string(old) : "");
+  const std::string libs = drop_ins + (old && *old ? ":" + std::string(old) : "");
   ::setenv("LD_LIBRARY_PATH", libs.c_str(), 1);
   ::setenv("IBFAB_SOCKET", path.c_str(), 1);
   ::setenv("IBFAB_NODE", node_.c_str(), 1);
