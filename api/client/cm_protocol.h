@@ -213,6 +213,12 @@ struct CmPortAddress {
   uint8_t ipv6[16] = {};
 };
 
+// CmQueryListener (a CmIdRequest: `id` unused, `arg` = a port number):
+// value 1 when an rdma_cm id of the connection's own host listens on that
+// port, in any port space, else 0; -ENODEV for a connection that names no
+// host. For `ibfab launch --ready-port`: what the host's kernel would show
+// of its listeners.
+
 struct CmReply {
   int64_t value = 0;
   CmIdInfo info{};

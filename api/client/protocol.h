@@ -27,7 +27,7 @@
 
 namespace ibfab::api {
 
-inline constexpr uint32_t kProtocolVersion = 6;
+inline constexpr uint32_t kProtocolVersion = 7;
 inline constexpr std::size_t kNodeNameSize = 64;
 inline constexpr std::size_t kMaxPkeys = 128;
 inline constexpr std::size_t kMaxPorts = 4;
@@ -97,6 +97,7 @@ enum class MsgType : uint16_t {
   CmQueryAddress,
   CmDisconnect,
   CmNotify,
+  CmQueryListener,
   CmReply,
   kLast = CmReply,
 };

@@ -141,6 +141,7 @@ void Commands::add_to(CLI::App& app) {
     chosen_ = [this] { return validate(); };
   });
   add_serve_exec(app);
+  add_launch(app);
 }
 
 int Commands::run() { return chosen_ ? chosen_() : 2; }

@@ -12,7 +12,8 @@ namespace ibfab::cli {
 
 class Commands {
  public:
-  // Declares `topo gen|show|dot`, `run`, `validate`, `serve` and `exec` on `app`.
+  // Declares `topo gen|show|dot`, `run`, `validate`, `serve`, `exec` and
+  // `launch` on `app`.
   void add_to(CLI::App& app);
   // Runs the subcommand that was parsed; returns the exit status. Throws
   // for bad input (the caller prints it and exits 2).
@@ -26,6 +27,8 @@ class Commands {
   int run_passthrough();  // run_passthrough.cpp
   int validate();         // validate.cpp
   void add_serve_exec(CLI::App& app);  // serve_exec.cpp
+  void add_launch(CLI::App& app);      // launch.cpp
+  int launch();
   // --ip and --mcast-route on `cmd` (topo show, serve), needing the option
   // `needs` when given, and what they ask for.
   void add_address_options(CLI::App* cmd, CLI::Option* needs = nullptr);
@@ -58,7 +61,9 @@ class Commands {
   std::string routing_ = "minhop";  // serve --routing
   std::size_t max_clients_ = 4096;
   bool no_device_view_ = false;  // exec
-  std::vector<std::string> command_;
+  std::vector<std::string> command_;  // exec: the program; launch: the programs
+  double timeout_s_ = 600;            // launch --timeout
+  bool fabric_log_ = false;           // launch --fabric-log
   // serve --fault / launch --fault: "AT ACTION LINK [PROBABILITY]"
   std::vector<std::string> faults_;
 };

@@ -31,6 +31,15 @@ RdmaCm::RdmaCm(fabric::Fabric& fabric, const topo::AddressPlan& plan, HostStacks
 
 // --- Ids ----------------------------------------------------------------------
 
+bool RdmaCm::listening(const fabric::Hca& hca, uint16_t port) const {
+  for (const uint16_t ps : {cm::kPsTcp, cm::kPsUdp, cm::kPsIb, cm::kPsIpoib})
+    for (const fabric::Hca* key : {&hca, static_cast<const fabric::Hca*>(nullptr)}) {
+      const auto it = ports_.find({key, ps, port});
+      if (it != ports_.end() && ids_.at(it->second)->state == State::Listen && (key || every_host_local_)) return true;
+    }
+  return false;
+}
+
 bool RdmaCm::known_port_space(uint16_t ps) {
   switch (ps) {
     case cm::kPsUdp:

@@ -107,6 +107,8 @@ class RdmaCm final : public IbCm::User, private CmConnectionUser {
   // is released, a SIDR REQ out is given up and one unanswered rejected.
   void destroy(RdmaCmId& id);
   RdmaCmId* find(uint32_t handle);
+  // Whether an id listens on `port` of `hca`, in any port space. O(log ids).
+  bool listening(const fabric::Hca& hca, uint16_t port) const;
   const std::unordered_map<uint32_t, std::unique_ptr<RdmaCmId>>& ids() const { return ids_; }
 
   // The requests; each returns 0 or -errno as rdma_ucm would.

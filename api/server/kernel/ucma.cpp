@@ -119,6 +119,10 @@ CmReply Ucma::handle(UcmaClient& c, MsgType type, std::span<const uint8_t> msg, 
         r.value = query_address(c, req->arg, r.address);
         break;
       }
+      if (type == MsgType::CmQueryListener) {
+        r.value = !c.home ? -ENODEV : rdma_cm_.listening(*c.home, static_cast<uint16_t>(req->arg)) ? 1 : 0;
+        break;
+      }
       with_id(req->id, [&](RdmaCmId& id) -> int64_t {
         switch (type) {
           case MsgType::CmDestroyId: return destroy_id(id);
