@@ -22,6 +22,8 @@ packages=(
   # guest's busybox, modprobe/depmod for the kernel package's modules, and
   # the initramfs tools; the rxe provider is in ibverbs-providers
   qemu-system-x86 busybox-static kmod cpio xz-utils ibverbs-providers
+  # groff and man, which read the man pages in their tests
+  groff-base man-db
 )
 
 declare -A installed=()
