@@ -43,6 +43,16 @@ std::string groff_text(const std::string& roff) {
 // A description that roff would take for requests, escapes and hyphens.
 constexpr const char* kTricky = ".starts with a dot\nback\\slash and a-hyphen\n'starts with an apostrophe";
 
+TEST(ManPage, IndentedLinesStayAsTheyAreAndTheRestIsFilled) {
+  CLI::App app{"Runs things.\nUsage:\n  tiny A\n      B\nAfter the example.", "tiny"};
+  const std::string page = man_page(app, kTitle);
+  EXPECT_TRUE(Holds(page, "\nUsage:\n.nf\n  tiny A\n      B\n.fi\nAfter the example.\n"));
+  const std::string text = groff_text(page);
+  EXPECT_TRUE(Holds(text, "  tiny A\n"));
+  EXPECT_TRUE(Holds(text, "      B\n"));
+  EXPECT_TRUE(Holds(text, "Runs things.  Usage:"));  // filled: two spaces after a sentence
+}
+
 TEST(ManPage, EscapesWhatRoffWouldReadOtherwise) {
   CLI::App app{kTricky, "tiny"};
   app.add_flag("--dry-run", "Do nothing");
@@ -56,7 +66,8 @@ TEST(ManPage, EscapesWhatRoffWouldReadOtherwise) {
   for (std::string line; std::getline(lines, line);)
     if (line.starts_with('.') || line.starts_with('\''))
       EXPECT_TRUE(line.starts_with(".TH ") || line.starts_with(".SH ") || line.starts_with(".SS ") ||
-                  line.starts_with(".B ") || line == ".TP" || line == ".br" || line == ".PP" || line == ".sp")
+                  line.starts_with(".B ") || line == ".TP" || line == ".br" || line == ".PP" || line == ".sp" ||
+                  line == ".nf" || line == ".fi")
           << line;
 }
 

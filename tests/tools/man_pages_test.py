@@ -91,7 +91,8 @@ def parse_page(roff):
     groups, stay in their part); `lead` its text lines before its first
     request, `text` all its text lines, `entries` (names, lines) for each
     .TP: the names the tag starts with (", " between them), the text lines
-    after it up to the next request."""
+    after it up to the next request (.nf and .fi, around unfilled lines,
+    are no break)."""
     parts = {}
     part = None
     entry = None
@@ -106,6 +107,8 @@ def parse_page(roff):
             entry = None
             continue
         if part is None:
+            continue
+        if line in (".nf", ".fi"):  # unfilled lines (an indented synopsis or example) are text too
             continue
         if line.startswith("."):
             part["open"] = False

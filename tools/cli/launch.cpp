@@ -84,10 +84,12 @@ std::function<bool(uint16_t)> rdma_cm_listener_probe(const std::string& socket, 
 void Commands::add_launch(CLI::App& app) {
   CLI::App* launch = app.add_subcommand(
       "launch",
-      "Run a multi-host test in one command: serve a fabric, run programs on its hosts with\n"
-      "`ibfab exec`, and exit 0 only if every program passed.\n"
-      "After the options and `--` come the programs, separated by a lone `:`:\n"
-      "  HOST [--ready-line TEXT | --ready-port PORT] [--exit STATUS] [--background] PROGRAM [ARG...]\n"
+      "Run a multi-host test: programs on hosts of a fabric, and one exit status.\n"
+      "Serves the fabric for the length of the test, runs each program on its host with\n"
+      "`ibfab exec`, and exits 0 only if every program passed. After the options and `--` come\n"
+      "the programs, separated by a lone `:`:\n"
+      "  HOST [--ready-line TEXT | --ready-port PORT] [--exit STATUS] [--background]\n"
+      "       PROGRAM [ARG...]\n"
       "They start in the order given; a program with --ready-line (a line of its output holds\n"
       "TEXT) or --ready-port (it listens on that port, with a TCP socket or an rdma_cm id) must\n"
       "be ready before the next starts.\n"
@@ -101,8 +103,9 @@ void Commands::add_launch(CLI::App& app) {
       "timeout ran out; 2 bad input (a host that does not exist, a program that is not found,\n"
       "a fabric that cannot start). Hosts reach each other's addresses over TCP only when run\n"
       "as root (see `ibfab exec --help`).\n"
-      "Example: ibfab launch --topology fat-tree:2:4 -- H1 --ready-port 18515 ib_send_bw :\n"
-      "         H2 ib_send_bw {H1}");
+      "Example, perftest's RC send bandwidth between two hosts:\n"
+      "  ibfab launch --topology fat-tree:2:4 -- H1 --ready-port 18515 ib_send_bw : \\\n"
+      "      H2 ib_send_bw {H1}");
   launch->add_option("--topology", spec_, "The fabric: a net file or a generator spec, as for `ibfab topo gen`")
       ->required();
   launch->add_option("--sm-node", sm_node_, "The host the built-in SM runs on (default: the first host)");

@@ -62,15 +62,21 @@ std::string italic(std::string_view s) { return "\\fI" + escape(s) + "\\fR"; }
 
 // `text`'s lines as roff text lines, which the reader fills into one
 // paragraph as --help's lines are one description; an empty line is a
-// blank line.
+// blank line, and indented lines (a synopsis, an example) are kept as
+// they are, unfilled.
 void text_lines(std::ostream& out, std::string_view s) {
+  bool verbatim = false;
   while (!s.empty()) {
     const std::size_t end = std::min(s.find('\n'), s.size());
     std::string_view line = s.substr(0, end);
     line = line.substr(0, line.find_last_not_of(" \t") + 1);
+    const bool indented = line.starts_with(' ');
+    if (indented != verbatim) out << (indented ? ".nf\n" : ".fi\n");
+    verbatim = indented;
     out << (line.empty() ? ".sp" : escape(line)) << '\n';
     s.remove_prefix(std::min(end + 1, s.size()));
   }
+  if (verbatim) out << ".fi\n";
 }
 
 // The subcommands --help lists: named, and not in the hidden group "".
