@@ -200,6 +200,8 @@ Engine::Engine(EngineOptions options)
     if (!fabric_->node(i).is_switch()) hosts_.push_back(static_cast<fabric::Hca*>(&fabric_->node(i)));
   verbs_.set_rx_grace_ns(options_.rx_grace_us * 1000);
   verbs_.set_log([this](const std::string& text) { log(text); });
+  faults_ = std::make_unique<FaultSchedule>(*fabric_, options_.faults,
+                                            [this](const std::string& text) { log(text); });
   reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (!options_.pcap.empty()) {
     if (const std::string e = pcap_.open(options_.pcap, wire::PcapWriter::Link::kErf); !e.empty())
@@ -234,6 +236,7 @@ Engine::~Engine() {
   cm_.reset();
   sm_.reset();
   fabric_.reset();
+  faults_.reset();  // after the fabric, which discards the events that refer to it
 }
 
 std::string Engine::bring_up() {
@@ -282,6 +285,7 @@ void Engine::serve_once(int listen_fd, int max_wait_ms) {
     clock_base_ = sim_.now();
     wall_base_ns_ = wall_ns();
     serving_ = true;
+    faults_->start();
   }
   wake_engine_ = false;  // this round looks at everything
   // Verbs work: while there is some, or was within kSpin, the engine does

@@ -57,6 +57,7 @@
 #include "api/client/protocol.h"
 #include "api/client/seqpacket.h"
 #include "api/server/cm_service.h"
+#include "api/server/fault_schedule.h"
 #include "api/server/verbs_service.h"
 #include "fabric/model/fabric.h"
 #include "fabric/topology/address_plan.h"
@@ -84,11 +85,15 @@ struct EngineOptions {
   std::string partitions;         // the built-in SM's partitions.conf ("" = OpenSM's default partition)
   std::string routing = "minhop";  // the built-in SM's routing engine (sm::routing_engine_names)
   std::function<void(const std::string&)> log;  // one line per client event; may be empty
+  // Link faults applied at their offsets from the moment serving starts
+  // (fault_schedule.h); the constructor throws std::invalid_argument for one
+  // naming no cable of the topology.
+  std::vector<Fault> faults;
 };
 
 class Engine {
  public:
-  // Throws std::invalid_argument for a bad topology spec or SM node, and
+  // Throws std::invalid_argument for a bad topology spec, SM node or fault, and
   // std::runtime_error when the capture file cannot be written.
   explicit Engine(EngineOptions options);
   ~Engine();
@@ -215,6 +220,7 @@ class Engine {
   std::unique_ptr<sm::SubnetManager> sm_;
   topo::AddressPlan addresses_;
   std::unique_ptr<CmService> cm_;                           // rdma_cm: ids, IPoIB, joins, SIDR
+  std::unique_ptr<FaultSchedule> faults_;                   // scheduled when serving starts
   std::map<int, std::unique_ptr<Connection>> connections_;  // by fd
   VerbsService verbs_;                                      // the verbs connections' objects and rings
   std::vector<fabric::Hca*> hosts_;                         // in topology order (ListHosts)

@@ -21,6 +21,7 @@
 #include "fabric/topology/topology_spec.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/fabric_network.h"
+#include "tools/cli/faults.h"
 #include "tools/cli/host_snapshot.h"
 #include "tools/cli/host_view.h"
 #include "tools/cli/library_dir.h"
@@ -83,6 +84,15 @@ void Commands::add_serve_exec(CLI::App& app) {
                     "more are refused with an error the program reports")
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
+  serve->add_option("--fault", faults_,
+                    "A timed fault on a link, \"AT ACTION LINK [PROBABILITY]\". AT: when, counted from\n"
+                    "`ready` on the engine's clock (at most 50 ms ahead of the wall clock), as scenarios write\n"
+                    "times (0, 250ns, 1.5ms, 2s). ACTION: link-down, link-up, or link-loss with the PROBABILITY\n"
+                    "of losing each packet, in [0, 1]. LINK: NODE[PORT] or NODE[PORT]-NODE[PORT]. E.g.\n"
+                    "\"2s link-down L1[1]\", \"3500ms link-up L1[1]\", \"1s link-loss S1[3] 0.25\". It applies as\n"
+                    "a scenario's action does (the switches send traps, the built-in SM sweeps and re-routes)\n"
+                    "and serve logs it on stderr. Repeatable; checked before serve listens")
+      ->type_name("\"AT ACTION LINK [P]\"");
   serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
 
   CLI::App* exec = app.add_subcommand(
@@ -113,6 +123,7 @@ void Commands::add_serve_exec(CLI::App& app) {
 
 int Commands::serve() {
   api::EngineOptions o;
+  o.faults = parse_faults(faults_);  // their links are checked by the engine, before the socket exists
   o.topology = spec_;
   o.builtin_sm = sm_ == "builtin";
   o.sm_node = sm_node_;

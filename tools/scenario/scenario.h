@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/model/link_ref.h"
 #include "sim/scheduler.h"
 #include "sim/time.h"
 #include "sm/partitions/partition_config.h"
@@ -14,13 +15,7 @@
 namespace ibfab::scenario {
 
 // A link named by one of its ends, "S1[3]", or by both, "S1[3]-H1[1]".
-struct LinkRef {
-  std::string node;
-  uint8_t port = 0;
-  std::string far_node;  // the other end, if written ("" if not)
-  uint8_t far_port = 0;
-  std::string text;  // as written, for messages
-};
+using fabric::LinkRef;
 
 // A multicast request a host makes of the SA, traffic it sends, or a
 // group its QP is attached to or detached from.

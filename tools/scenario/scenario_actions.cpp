@@ -104,21 +104,10 @@ std::function<void()> ScenarioRun::bind(const Action& a) {
   fail(a, "unknown action");
 }
 
-std::string ScenarioRun::far_end_problem(const fabric::Link& cable, const fabric::Node& near, const LinkRef& ref) {
-  const fabric::Port* far = cable.peer_of(&near.port(ref.port));
-  if (ref.far_node.empty() || (far->node().name() == ref.far_node && far->number() == ref.far_port)) return "";
-  return ref.text + ": " + ref.node + "[" + std::to_string(ref.port) + "] is cabled to " + far->node().name() + "[" +
-         std::to_string(far->number()) + "]";
-}
-
 std::function<void()> ScenarioRun::bind_link(const Action& a) {
-  fabric::Node* n = fabric_->find(a.link.node);
-  if (!n) fail(a, "no node '" + a.link.node + "' in the topology");
-  if (a.link.port < 1 || a.link.port > n->num_ports())
-    fail(a, a.link.node + " has ports 1.." + std::to_string(n->num_ports()) + ", not " + std::to_string(a.link.port));
-  fabric::Link* l = n->port(a.link.port).link();
-  if (!l) fail(a, "no cable on " + a.link.text);
-  if (const std::string e = far_end_problem(*l, *n, a.link); !e.empty()) fail(a, e);
+  std::string problem;
+  fabric::Link* l = fabric::find_link(*fabric_, a.link, problem);
+  if (!l) fail(a, problem);
   fabric::Fabric* f = fabric_.get();
   if (a.kind == Action::Kind::LinkLoss) {
     char buf[32];

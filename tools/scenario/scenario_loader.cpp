@@ -57,10 +57,8 @@ class Reader {
 
   double probability(const YAML::Node& n) const {
     const std::string s = scalar(n, "probability");
-    std::istringstream in(s);
     double p = -1;
-    in >> p;
-    if (!in || !in.eof() || p < 0 || p > 1) fail(n, "'probability' must be a number in [0, 1], got '" + s + "'");
+    if (!parse_probability(s, p)) fail(n, "'probability' must be a number in [0, 1], got '" + s + "'");
     return p;
   }
 
@@ -457,8 +455,8 @@ SmSpec parse_sm(const Reader& r, const YAML::Node& item) {
   return sm;
 }
 
-// `text` with every control character as \xNN: a message stays one
-// printable line whatever the input held.
+}  // namespace
+
 std::string printable(const std::string& text) {
   std::string out;
   out.reserve(text.size());
@@ -475,7 +473,14 @@ std::string printable(const std::string& text) {
   return out;
 }
 
-}  // namespace
+bool parse_probability(const std::string& text, double& out) {
+  std::istringstream in(text);
+  double p = -1;
+  in >> p;
+  if (!in || !in.eof() || p < 0 || p > 1) return false;
+  out = p;
+  return true;
+}
 
 ScenarioError::ScenarioError(const std::string& message) : std::runtime_error(printable(message)) {}
 
@@ -524,27 +529,6 @@ const char* to_string(QpStateName s) {
     case QpStateName::Err: return "err";
   }
   return "?";
-}
-
-bool parse_link_ref(const std::string& text, LinkRef& out) {
-  const auto open = text.find('[');
-  const auto close = text.find(']', open == std::string::npos ? 0 : open);
-  if (open == std::string::npos || open == 0 || close == std::string::npos || close == open + 1) return false;
-  const std::string digits = text.substr(open + 1, close - open - 1);
-  if (digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return false;
-  const int port = std::stoi(digits);
-  if (port < 1 || port > 255) return false;
-  const std::string rest = text.substr(close + 1);
-  LinkRef other;
-  if (!rest.empty() &&
-      (rest[0] != '-' || !parse_link_ref(rest.substr(1), other) || other.text.find('-') != std::string::npos))
-    return false;
-  out.far_node = other.node;
-  out.far_port = other.port;
-  out.node = text.substr(0, open);
-  out.port = static_cast<uint8_t>(port);
-  out.text = text;
-  return true;
 }
 
 namespace {

@@ -68,8 +68,16 @@ Scenario load_scenario(const std::string& path);
 Scenario parse_scenario(const std::string& text, const std::string& path);
 
 // Parses "NODE[PORT]" or "NODE[PORT]-NODE[PORT]" (the far end, when
-// given, is kept to be checked against the cable).
-bool parse_link_ref(const std::string& text, LinkRef& out);
+// given, is kept to be checked against the cable): fabric/model/link_ref.h.
+using fabric::parse_link_ref;
+
+// Parses a probability, a number in [0, 1] ("0.25", "1e-3"); false on
+// anything else.
+bool parse_probability(const std::string& text, double& out);
+
+// `text` with every control character as \xNN: a message that quotes input
+// stays one printable line.
+std::string printable(const std::string& text);
 
 // Rewrites the scenario file's fingerprint line (or appends one).
 void write_fingerprint(const std::string& path, const std::string& hex);

@@ -85,9 +85,6 @@ class ScenarioRun {
   ScenarioHost& host(const Action& a, const std::string& node);
   sm::SubnetManager& current_sm();  // whose SA answers: the master, else the first
   [[noreturn]] void fail(const Action& a, const std::string& problem) const;
-  // The cable on `ref`'s near end, which must exist; "" when `ref` names no
-  // far end or names the cable's, else what the far end really is.
-  static std::string far_end_problem(const fabric::Link& cable, const fabric::Node& near, const LinkRef& ref);
 
   struct Probe {
     sm::SmpSender sender;

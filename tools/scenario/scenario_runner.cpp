@@ -117,7 +117,7 @@ void ScenarioRun::attach_outputs() {
       fabric::Node* n = parse_link_ref(text, ref) ? fabric.find(ref.node) : nullptr;
       if (!n || ref.port > n->num_ports() || !n->port(ref.port).link())
         throw ScenarioError("--pcap-link " + text + ": no such cabled port (expected NODE[PORT])");
-      if (const std::string e = far_end_problem(*n->port(ref.port).link(), *n, ref); !e.empty())
+      if (const std::string e = fabric::far_end_problem(*n->port(ref.port).link(), *n, ref); !e.empty())
         throw ScenarioError("--pcap-link " + e);
       chosen.push_back(n->port(ref.port).link()->id());
     }
