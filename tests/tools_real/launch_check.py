@@ -23,6 +23,7 @@ import time
 
 T2 = ["--topology", "fat-tree:2:4", "--timeout", "60"]
 T3 = ["--topology", "fat-tree:3:4", "--timeout", "60"]  # 16 hosts, 4 pods: H1 and H16 meet at a spine
+SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scenarios")
 
 # name: (launch arguments, exit status, [patterns]); patterns use (?s) where
 # they span lines.
@@ -78,6 +79,28 @@ CASES = {
         1, [r"ibfab launch: H2 failed: exited with status 1 \(expected 0\); stopped [a-z, ]*H1"]),
     "expected_status": (
         T2 + ["--", "H1", "--exit", "3", "sh", "-c", "exit 3"], 0, [r"passed: 1 program"]),
+    # Faults: the host's own cable fails under an RC ping-pong (the HCA's
+    # retries run out, the program fails and launch says which host) ...
+    "fault_host_link_down": (
+        T2 + ["--fault", "500ms link-down H1[1]", "--", "H3", "--ready-port", "18515", "ibv_rc_pingpong", "-d",
+              "ibfab0", "-n", "1000000", ":", "H1", "ibv_rc_pingpong", "-d", "ibfab0", "-n", "1000000", "{H3}"],
+        1, [r"\[fabric\] ibfab: fault at 500ms: link-down H1\[1\]", r"transport retry counter exceeded",
+            r"ibfab launch: H[13] failed: exited with status 1 \(expected 0\)"]),
+    # ... a leaf's cable to a spine fails while traffic flows: the SM
+    # re-routes and the programs pass ...
+    "fault_reroute": (
+        T2 + ["--fabric-log", "--fault", "300ms link-down L1[3]", "--", "H3", "--ready-port", "18515",
+              "ibv_rc_pingpong", "-d", "ibfab0", "-n", "20000", ":",
+              "H1", "ibv_rc_pingpong", "-d", "ibfab0", "-n", "20000", "{H3}"],
+        0, [r"\[fabric\] ibfab: fault at 300ms: link-down L1\[3\]", r"\[H1\] 20000 iters in", r"passed: 2 programs"]),
+    # ... and a scenario's fabric and link actions (fat-tree:2:8, L5[5] down at 1 s).
+    "fault_from_scenario": (
+        ["--scenario", SCENARIOS + "/link-failure-reroute.yaml", "--timeout", "60", "--fabric-log", "--",
+         "H17", "sleep", "1.5"],
+        0, [r"\[fabric\] ibfab: fault at 1s: link-down L5\[5\]", r"passed: 1 program"]),
+    "fault_bad_link": (T2 + ["--fault", "1s link-down L9[9]", "--", "H1", "true"], 2,
+                       [r"the fabric did not start", r"\[fabric\] .*L9\[9\]"]),
+    "fault_bad_text": (T2 + ["--fault", "soon link-down L1[3]", "--", "H1", "true"], 2, [r"^ibfab: --fault 'soon link-down"]),
     # Bad input: one line naming the host and the cause, exit status 2.
     "unknown_host": (T2 + ["--", "H99", "true"], 2, [r"^ibfab: H99: no such host in the fabric$"]),
     "program_not_found": (T2 + ["--", "H1", "true", ":", "H2", "no-such-program-here"], 2,

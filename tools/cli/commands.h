@@ -29,6 +29,8 @@ class Commands {
   void add_serve_exec(CLI::App& app);  // serve_exec.cpp
   void add_launch(CLI::App& app);      // launch.cpp
   int launch();
+  // launch --scenario: the fabric's spec, SM and faults from the file.
+  void take_scenario_fabric();
   // --ip and --mcast-route on `cmd` (topo show, serve), needing the option
   // `needs` when given, and what they ask for.
   void add_address_options(CLI::App* cmd, CLI::Option* needs = nullptr);

@@ -19,6 +19,8 @@
 #include "fabric/topology/topology_spec.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/engine_connection.h"
+#include "tools/cli/faults.h"
+#include "tools/scenario/scenario_loader.h"
 #include "tools/launch/launch_plan.h"
 #include "tools/launch/supervisor.h"
 
@@ -81,6 +83,19 @@ std::function<bool(uint16_t)> rdma_cm_listener_probe(const std::string& socket, 
 
 }  // namespace
 
+void Commands::take_scenario_fabric() {
+  const scenario::Scenario s = scenario::load_scenario(scenario_);
+  spec_ = s.topology;
+  if (!s.sms.empty()) {
+    const scenario::SmSpec& sm = s.sms.front();
+    if (sm.partitions)
+      throw launch::LaunchError(scenario_ + ": its SM's partitions are not taken by launch (give --partitions FILE)");
+    sm_node_ = sm.node;
+    routing_ = sm.routing;
+  }
+  for (const api::Fault& f : faults_from_scenario(s)) faults_.push_back(api::fault_text(f));
+}
+
 void Commands::add_launch(CLI::App& app) {
   CLI::App* launch = app.add_subcommand(
       "launch",
@@ -106,8 +121,19 @@ void Commands::add_launch(CLI::App& app) {
       "Example, perftest's RC send bandwidth between two hosts:\n"
       "  ibfab launch --topology fat-tree:2:4 -- H1 --ready-port 18515 ib_send_bw : \\\n"
       "      H2 ib_send_bw {H1}");
-  launch->add_option("--topology", spec_, "The fabric: a net file or a generator spec, as for `ibfab topo gen`")
-      ->required();
+  CLI::Option* topology =
+      launch->add_option("--topology", spec_, "The fabric: a net file or a generator spec, as for `ibfab topo gen`");
+  CLI::Option* scenario = launch->add_option(
+      "--scenario", scenario_,
+      "Take the fabric from a scenario file instead: its topology, its first SM's host and\n"
+      "routing, and its link-down, link-up and link-loss actions as --fault (their times\n"
+      "counted from when the fabric is ready); its other actions are not run");
+  topology->excludes(scenario);
+  launch->add_option("--fault", faults_,
+                     "A link fault while the programs run, as `ibfab serve --fault` takes it: \"AT ACTION\n"
+                     "LINK [PROBABILITY]\", e.g. \"2s link-down L1[1]\" (AT counted from when the fabric is\n"
+                     "ready; repeatable)")
+      ->allow_extra_args(false);  // one value each time: `--` may follow
   launch->add_option("--sm-node", sm_node_, "The host the built-in SM runs on (default: the first host)");
   launch->add_option("--routing", routing_, "The built-in SM's routing engine (minhop, updn, ftree)")
       ->capture_default_str()
@@ -126,6 +152,9 @@ void Commands::add_launch(CLI::App& app) {
 
 int Commands::launch() {
   // Bad input is found here, before anything starts.
+  if (spec_.empty() == scenario_.empty()) throw launch::LaunchError("give the fabric: --topology or --scenario");
+  parse_faults(faults_);
+  if (!scenario_.empty()) take_scenario_fabric();
   std::vector<launch::LaunchProgram> programs = launch::parse_programs(command_);
   const topo::Topology topology = topo::load_topology(spec_);
   const topo::AddressPlan plan(topology, topo::AddressOptions{});
@@ -151,6 +180,7 @@ int Commands::launch() {
   fabric.argv = {self, "serve", "--topology", spec_, "--socket", socket, "--routing", routing_};
   if (!sm_node_.empty()) fabric.argv.insert(fabric.argv.end(), {"--sm-node", sm_node_});
   if (!partitions_.empty()) fabric.argv.insert(fabric.argv.end(), {"--partitions", partitions_});
+  for (const std::string& f : faults_) fabric.argv.insert(fabric.argv.end(), {"--fault", f});
   fabric.ready_line = "ready";
   fabric.ready_whole_line = true;
   fabric.background = true;
