@@ -8,7 +8,10 @@
 #                                 relative to bin/ibfab (tools/cli/library_dir.h)
 #   share/man/man1/               ibfab(1), ibfab-COMMAND(1) (tools/man.cmake)
 #   share/doc/ibfab/              README.md, docs/*.md
-#   share/doc/ibfab/examples/     the scenarios
+#   share/doc/ibfab/examples/     the scenarios, and examples/ (a user's
+#                                 project tested with ibfab)
+#   LIBDIR/cmake/ibfab/           find_package(ibfab)
+#   LIBDIR/pkgconfig/ibfab.pc     pkg-config
 install(TARGETS ibfab ibfab-passthrough RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ibfab_verbs ibfab_rdmacm ibfab_umad
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ibfab NAMELINK_SKIP)
@@ -16,6 +19,24 @@ install(TARGETS ibfab_verbs ibfab_rdmacm ibfab_umad
 # without LD_LIBRARY_PATH.
 set_target_properties(ibfab_verbs ibfab_rdmacm ibfab_umad PROPERTIES INSTALL_RPATH "$ORIGIN")
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+
+# For a user's own build: find_package(ibfab) (ibfab::ibfab,
+# ibfab_add_launch_test; cmake/ibfabConfig.cmake.in) and pkg-config's
+# ibfab.pc, both relocatable with the prefix.
+include(CMakePackageConfigHelpers)
+set(IBFAB_INSTALL_LIBRARY_DIR ${CMAKE_INSTALL_LIBDIR}/ibfab)
+set(IBFAB_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ibfab)
+configure_package_config_file(cmake/ibfabConfig.cmake.in ${PROJECT_BINARY_DIR}/ibfabConfig.cmake
+  INSTALL_DESTINATION ${IBFAB_INSTALL_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR IBFAB_INSTALL_LIBRARY_DIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ibfabConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/ibfabConfig.cmake ${PROJECT_BINARY_DIR}/ibfabConfigVersion.cmake
+        DESTINATION ${IBFAB_INSTALL_CMAKE_DIR})
+file(RELATIVE_PATH IBFAB_PC_TO_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" IBFAB_PC_TO_PREFIX "${IBFAB_PC_TO_PREFIX}")
+configure_file(cmake/ibfab.pc.in ${PROJECT_BINARY_DIR}/ibfab.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/ibfab.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
 install(DIRECTORY scenarios/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/scenarios)
 
