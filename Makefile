@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 SCENARIO ?= scenarios/quickstart.yaml
 
-.PHONY: run test stress build deps configure bench anchor clean check-asan check-tsan
+.PHONY: run test stress build deps configure bench anchor clean check-asan check-tsan package
 
 run: build
 	$(BUILD)/tools/ibfab run $(SCENARIO)
@@ -19,7 +19,8 @@ test: build
 # "Sanitizers"); scripts/sanitizer_ctest.sh fails on any report of any
 # process. check-asan: the whole suite under AddressSanitizer and
 # UndefinedBehaviorSanitizer (no fuzzers: they run sanitized in BUILD),
-# except the tests labelled "timing". check-tsan: the tests of the engine's
+# except the tests labelled "timing" and "package" (what is shipped is the
+# Release build). check-tsan: the tests of the engine's
 # thread and its clients (label "threaded") under ThreadSanitizer.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
@@ -29,7 +30,7 @@ SANITIZE_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ 
 check-asan: deps
 	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) $(SANITIZE_CMAKE) -DIBFAB_SANITIZE=address,undefined
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	scripts/sanitizer_ctest.sh $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE timing
+	scripts/sanitizer_ctest.sh $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE 'timing|package'
 
 check-tsan: deps
 	@test -f $(TSAN_BUILD)/CMakeCache.txt || cmake -S . -B $(TSAN_BUILD) $(SANITIZE_CMAKE) -DIBFAB_SANITIZE=thread
@@ -58,6 +59,11 @@ ANCHOR_RUNS  ?= 3
 anchor: build
 	bench/anchor/opensm_ibsim.py --ibfab $(BUILD)/tools/ibfab --runs $(ANCHOR_RUNS) $(ANCHOR_SPECS)
 	bench/anchor/opensm_ibsim.py --ibfab $(BUILD)/tools/ibfab --runs $(ANCHOR_RUNS) --fabric ibfab $(ANCHOR_SPECS)
+
+# The Debian package, $(BUILD)/ibfab_VERSION_ARCH.deb (cmake/install.cmake):
+# `apt-get install ./ibfab_*.deb` installs it.
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
