@@ -23,9 +23,12 @@ what it prints (stdout and stderr together). Rules:
     `ibfab serve` (whose "ready" says it serves) is run again while it
     fails, for up to 60 s: a server may print its first line before it
     listens, and the reader types the client once the server is up.
-  - Every foreground command must exit with status 0.
+  - Every foreground command must exit with status 0, or with N when it
+    ends with the comment "# exit status N" (a failure the file shows).
 Each block runs with XDG_RUNTIME_DIR and TMPDIR in a fresh directory, so
-that its `ibfab serve` has a socket of its own.
+that its `ibfab serve` has a socket of its own, and with the build's
+tools/ first on PATH, so that `ibfab` alone is the one just built (as it
+is the installed one after `apt-get install ./ibfab_*.deb`).
 
 A block preceded by "<!-- excerpt of PATH -->" is not a transcript but an
 excerpt: each of its lines must appear in the file PATH, in order ("..."
@@ -51,6 +54,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEADLINE_S = 60
 BACKGROUND = re.compile(r"&\s*(#.*)?$")  # a command's final "&", a comment after it
+EXIT_STATUS = re.compile(r"#\s*exit status (\d+)\s*$")  # the status a command must end with
 
 # Machine figures, masked on both sides of a comparison.
 MASKS = [
@@ -206,6 +210,8 @@ def run_block(block, build, failures, updates, where):
     os.mkdir(runtime, 0o700)
     env["XDG_RUNTIME_DIR"] = runtime
     env["TMPDIR"] = runtime
+    # `ibfab` alone is the build's, as the installed package's would be.
+    env["PATH"] = os.path.join(os.path.abspath(build), "tools") + os.pathsep + env.get("PATH", "")
     background = []
     waiting_server = False  # a background program with no readiness line runs
     try:
@@ -228,6 +234,8 @@ def run_block(block, build, failures, updates, where):
                     return
                 waiting_server = not is_serve(step.command)
                 continue
+            wanted = EXIT_STATUS.search(command)
+            want = int(wanted.group(1)) if wanted else 0
             deadline = time.monotonic() + DEADLINE_S
             while True:
                 try:
@@ -240,8 +248,9 @@ def run_block(block, build, failures, updates, where):
                     break
             waiting_server = False
             actual = r.stdout.decode(errors="replace").splitlines()
-            if r.returncode != 0:
-                failures.append(f"{here}: `{step.command}` exited {r.returncode}:\n" + "\n".join(actual[-30:]))
+            if r.returncode != want:
+                failures.append(f"{here}: `{step.command}` exited {r.returncode}, not {want}:\n"
+                                + "\n".join(actual[-30:]))
                 continue
             if not step.expected:
                 continue

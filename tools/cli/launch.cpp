@@ -142,6 +142,10 @@ void Commands::add_launch(CLI::App& app) {
   launch->add_option("--timeout", timeout_s_, "Seconds the whole test may take, the fabric's bring-up included")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 86400.0));
+  launch->add_flag("--no-device-view", no_device_view_,
+                   "Run the programs as `ibfab exec --no-device-view` does: in the machine's own\n"
+                   "namespaces, for a container that allows no new ones (libibverbs, librdmacm and libibumad\n"
+                   "still work; /dev/infiniband, /sys/class/infiniband and the hosts' IP addresses do not)");
   launch->add_flag("--fabric-log", fabric_log_,
                    "Forward the fabric's log (`ibfab serve`'s, as `[fabric] ` lines) as it comes; without\n"
                    "it, its last lines are shown only when the test fails");
@@ -192,7 +196,9 @@ int Commands::launch() {
     launch::Child c;
     const int n = ++on_host[p.host];
     c.label = n == 1 ? p.host : p.host + "#" + std::to_string(n);
-    c.argv = {self, "exec", "--socket", socket, "--node", p.host, "--"};
+    c.argv = {self, "exec", "--socket", socket, "--node", p.host};
+    if (no_device_view_) c.argv.push_back("--no-device-view");
+    c.argv.push_back("--");
     c.argv.insert(c.argv.end(), p.argv.begin(), p.argv.end());
     c.ready_line = p.ready_line;
     c.ready_port = p.ready_port;
@@ -206,7 +212,8 @@ int Commands::launch() {
   launch::Supervisor supervisor(STDOUT_FILENO, STDERR_FILENO);
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(std::llround(timeout_s_ * 1000)));
   const launch::Verdict v = supervisor.run(children, timeout);
-  const std::string stopped = v.stopped.empty() ? "" : "; stopped " + joined(v.stopped);
+  // What it had to stop, on a line of its own after the verdict.
+  const std::string stopped = v.stopped.empty() ? "" : "\nibfab launch: stopped " + joined(v.stopped);
   if (v.passed) {
     std::cerr << "ibfab launch: passed: " << programs.size() << (programs.size() == 1 ? " program" : " programs")
               << std::endl;

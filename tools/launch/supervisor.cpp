@@ -77,6 +77,7 @@ struct Running {
   pid_t pid = -1;
   bool started = false, ready = false, ended = false, stopping = false;
   int status = 0;
+  uint64_t end_order = 0;  // when it was reaped: 1 for the first child to end, ...
   Stream streams[2];  // stdout (the pty), stderr
   std::deque<std::string> tail;  // a quiet child's last lines, prefixed
 };
@@ -115,6 +116,7 @@ class Run {
   bool blocked_ = false;
   sigset_t old_mask_{};
   int interrupted_ = 0;  // the signal that asked the run to end
+  uint64_t ended_ = 0;   // children reaped so far
 };
 
 void Run::block_signals() {
@@ -227,28 +229,34 @@ void Run::reap() {
       if (r.pid != pid || r.ended) continue;
       r.ended = true;
       r.status = status;
+      r.end_order = ++ended_;
       for (Stream& s : r.streams) read_stream(r, s, true);
     }
   }
 }
 
-// Whether a child failed; fills `v` for the first that did.
+// Whether `r` ended as it should: with its expected status, once ready.
+bool passed(const Running& r) {
+  return r.ready && WIFEXITED(r.status) && WEXITSTATUS(r.status) == r.spec->expect_exit;
+}
+
+// Whether a child failed; fills `v` for the first that did (the first
+// reaped, when several ended since the last look).
 bool Run::failed(Verdict& v) {
-  for (std::size_t i = 0; i < running_.size(); ++i) {
-    Running& r = running_[i];
-    if (!r.ended || r.stopping) continue;
-    const bool as_expected = WIFEXITED(r.status) && WEXITSTATUS(r.status) == r.spec->expect_exit;
-    if (as_expected && r.ready) continue;
-    v.failed = i;
-    v.was_ready = r.ready;
-    v.why = as_expected ? "exited before it was ready (" +
-                              (r.spec->ready_line.empty() ? "never listened on TCP port " + std::to_string(r.spec->ready_port)
-                                                          : "never printed '" + r.spec->ready_line + "'") +
-                              ")"
-                        : describe(r.status, r.spec->expect_exit);
-    return true;
-  }
-  return false;
+  const Running* first = nullptr;
+  for (const Running& r : running_)
+    if (r.ended && !r.stopping && !passed(r) && (!first || r.end_order < first->end_order)) first = &r;
+  if (!first) return false;
+  const Running& r = *first;
+  v.failed = static_cast<std::size_t>(first - running_.data());
+  v.was_ready = r.ready;
+  const bool as_expected = WIFEXITED(r.status) && WEXITSTATUS(r.status) == r.spec->expect_exit;
+  v.why = !as_expected ? describe(r.status, r.spec->expect_exit)
+                       : "exited before it was ready (" +
+                             (r.spec->ready_line.empty() ? "never listened on port " + std::to_string(r.spec->ready_port)
+                                                         : "never printed '" + r.spec->ready_line + "'") +
+                             ")";
+  return true;
 }
 
 void Run::stop_all(std::chrono::milliseconds grace, Verdict& v) {
