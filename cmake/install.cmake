@@ -5,7 +5,7 @@
 #   LIBDIR/ibfab/                 the drop-in libibverbs, librdmacm and
 #                                 libibumad: a private directory, never the
 #                                 system's rdma-core; `ibfab exec` finds it
-#                                 relative to bin/ibfab (tools/cli/library_dir.h)
+#                                 relative to bin/ibfab (tools/cli/install_layout.h)
 #   share/man/man1/               ibfab(1), ibfab-COMMAND(1) (tools/man.cmake)
 #   share/doc/ibfab/              README.md, docs/*.md
 #   share/doc/ibfab/examples/     the scenarios, and examples/ (a user's

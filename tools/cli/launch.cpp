@@ -20,9 +20,10 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/engine_connection.h"
 #include "tools/cli/faults.h"
-#include "tools/scenario/scenario_loader.h"
+#include "tools/cli/install_layout.h"
 #include "tools/launch/launch_plan.h"
 #include "tools/launch/supervisor.h"
+#include "tools/scenario/scenario_loader.h"
 
 namespace ibfab::cli {
 namespace {
@@ -48,13 +49,6 @@ class PrivateDir {
  private:
   std::string path_;
 };
-
-std::string self_path() {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find this program (/proc/self/exe): " + ec.message());
-  return self.string();
-}
 
 std::string joined(const std::vector<std::string>& labels) {
   std::string out;
@@ -175,7 +169,7 @@ int Commands::launch() {
       throw launch::LaunchError("--sm-node " + sm_node_ + ": no such host in the fabric");
   }
 
-  const std::string self = self_path();
+  const std::string self = this_executable().string();
   PrivateDir dir;
   const std::string socket = dir.path() + "/engine.sock";
   std::vector<launch::Child> children;

@@ -5,18 +5,15 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <stdexcept>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/install_layout.h"
 
 namespace ibfab::cli {
 
 int Commands::run_passthrough() {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("--passthrough: cannot find this program's directory: " + ec.message());
-  const std::string program = (self.parent_path() / "ibfab-passthrough").string();
+  const std::string program = (this_executable().parent_path() / "ibfab-passthrough").string();
   const char* argv[] = {program.c_str(), scenario_.c_str(), "--map", passthrough_.c_str(), nullptr};
   ::execv(program.c_str(), const_cast<char* const*>(argv));
   throw std::runtime_error("--passthrough: cannot run " + program + ": " + std::strerror(errno));

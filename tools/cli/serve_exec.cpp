@@ -24,7 +24,7 @@
 #include "tools/cli/faults.h"
 #include "tools/cli/host_snapshot.h"
 #include "tools/cli/host_view.h"
-#include "tools/cli/library_dir.h"
+#include "tools/cli/install_layout.h"
 #include "tools/scenario/progress_line.h"
 
 namespace ibfab::cli {
