@@ -231,6 +231,17 @@ TEST(Supervisor, AWholeLineMustMatchExactly) {
   EXPECT_FALSE(o.verdict.was_ready);
 }
 
+TEST(Supervisor, AChildHasStdinStdoutAndStderrAndNoOtherDescriptor) {
+  // /proc/self/fd of the child: 0, 1, 2, and the one ls opens to read it;
+  // this test's own descriptors (the output files) are not passed on.
+  const Outcome o = supervise({sh("fds", "exec ls -1 /proc/self/fd")});
+  EXPECT_TRUE(o.verdict.passed) << o.verdict.why;
+  std::string listed;
+  for (std::size_t at = 0; (at = o.out.find("[fds] ", at)) != std::string::npos; at += 6)
+    listed += o.out.substr(at + 6, o.out.find('\n', at) - at - 6) + " ";
+  EXPECT_EQ(listed, "0 1 2 3 ") << o.out;
+}
+
 TEST(Supervisor, AProgramThatCannotRunFailsWithTheReason) {
   Child c;
   c.label = "missing";

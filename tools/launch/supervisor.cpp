@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -51,7 +52,10 @@ bool listening(pid_t pid, uint16_t port) {
       words >> slot >> local >> remote >> state;
       const std::size_t colon = local.rfind(':');
       if (state != "0A" || colon == std::string::npos) continue;  // 0A: TCP_LISTEN
-      if (std::stoul(local.substr(colon + 1), nullptr, 16) == port) return true;
+      unsigned long number = 0;
+      const std::string hex = local.substr(colon + 1);
+      const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), number, 16);
+      if (ec == std::errc() && end == hex.data() + hex.size() && number == port) return true;
     }
   }
   return false;
@@ -133,12 +137,20 @@ void Run::start(Running& r) {
   int master = -1, slave = -1;
   if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0)
     throw std::runtime_error(std::string("cannot open a pseudo-terminal: ") + std::strerror(errno));
+  // The child gets them as 0, 1 and 2.
+  ::fcntl(master, F_SETFD, FD_CLOEXEC);
+  ::fcntl(slave, F_SETFD, FD_CLOEXEC);
   termios raw{};
   ::tcgetattr(slave, &raw);
   ::cfmakeraw(&raw);  // no "\r\n", no echo: the bytes the program wrote
   ::tcsetattr(slave, TCSANOW, &raw);
   int err_pipe[2];
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::close(master);
+    ::close(slave);
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(e));
+  }
   // What the child needs, made before fork(): it only calls what is
   // async-signal-safe.
   std::vector<char*> argv;
@@ -146,15 +158,20 @@ void Run::start(Running& r) {
   argv.push_back(nullptr);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int e = errno;
+    for (int fd : {master, slave, err_pipe[0], err_pipe[1]}) ::close(fd);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(e));
+  }
   if (pid == 0) {
     ::setsid();
     ::prctl(PR_SET_PDEATHSIG, r.spec->parent_death_signal);
     if (::getppid() != parent) ::_exit(127);  // the supervisor is already gone
-    const int null = ::open("/dev/null", O_RDONLY);
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     ::dup2(null, 0);
     ::dup2(slave, 1);
     ::dup2(err_pipe[1], 2);
+    ::close_range(3, ~0U, 0);  // nothing else of the supervisor's, nor of whoever started it
     ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
     ::execv(argv[0], argv.data());
     const char* what = ::strerror(errno);
@@ -167,7 +184,6 @@ void Run::start(Running& r) {
   }
   ::close(slave);
   ::close(err_pipe[1]);
-  ::fcntl(master, F_SETFD, FD_CLOEXEC);
   ::fcntl(master, F_SETFL, O_NONBLOCK);
   ::fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
   r.pid = pid;
@@ -311,8 +327,11 @@ void Run::kill_orphans() {
         std::string state, ppid;
         rest >> state >> ppid;
         if (ppid != self) continue;
+        pid_t pid = 0;
+        const std::string_view name = e->d_name;
+        if (std::from_chars(name.data(), name.data() + name.size(), pid).ec != std::errc()) continue;
         any = true;
-        ::kill(std::stoi(e->d_name), SIGKILL);
+        ::kill(pid, SIGKILL);
       }
       ::closedir(proc);
     }
@@ -330,8 +349,15 @@ Verdict Run::go(std::chrono::milliseconds timeout, std::chrono::milliseconds gra
   const auto deadline = Clock::now() + timeout;
   std::size_t next = 0;  // the next child to start
   while (true) {
-    // Start children while the ones before are ready.
-    while (next < running_.size() && (next == 0 || running_[next - 1].ready)) start(running_[next++]);
+    // Start children while the ones before are ready; one that cannot be
+    // started (no pseudo-terminal, no process left) fails the run.
+    try {
+      while (next < running_.size() && (next == 0 || running_[next - 1].ready)) start(running_[next++]);
+    } catch (const std::runtime_error& e) {
+      v.failed = next - 1;
+      v.why = std::string("could not be started: ") + e.what();
+      break;
+    }
     if (failed(v)) break;
     bool foreground_done = true;
     for (const Running& r : running_)

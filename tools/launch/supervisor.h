@@ -6,7 +6,7 @@
 //
 // - Each child runs in a session of its own, stdin /dev/null, stdout on a
 //   pseudo-terminal (so that stdio line-buffers it, as in a terminal) and
-//   stderr on a pipe; what it writes goes to the supervisor's stdout and
+//   stderr on a pipe, and no other descriptor; what it writes goes to the supervisor's stdout and
 //   stderr with its prefix. It gets `parent_death_signal` if the
 //   supervisor dies.
 // - Ready: a child with a ready line is ready once a line of its output
