@@ -56,11 +56,13 @@ CASES = {
     "rdma_cm_server_client": (
         T2 + ["--", "H2", "--ready-port", "7471", "rdma_server", ":", "H5", "rdma_client", "-s", "{H2}"],
         0, [r"\[H5\] rdma_client: end 0", r"\[H2\] rdma_server: end 0"]),
-    # perftest over rdma_cm (-R): the server listens with an rdma_cm id, no TCP socket.
-    "perftest_rdma_cm": (
-        T2 + ["--", "H6", "--ready-port", "18515", "ib_send_bw", "-d", "ibfab0", "-R", ":",
-              "H3", "ib_send_bw", "-d", "ibfab0", "-R", "{H6}"],
-        0, [r"\[H3\] +65536 +1000 ", r"\[H3\]  rdma_cm QPs\s+: ON"]),
+    # RC connected by rdma_cm (REQ, REP, RTU): the server listens with an
+    # rdma_cm id, no TCP socket. (Not perftest's -R: its client is at times
+    # rejected with reason 8 after its server listens, which the served -R
+    # tests in CMakeLists.txt retry, and then uses an id it destroyed.)
+    "ucmatose_rdma_cm": (
+        T2 + ["--", "H6", "--ready-port", "7471", "ucmatose", ":", "H3", "ucmatose", "-s", "{H6}"],
+        0, [r"\[H3\] data transfers complete", r"\[H6\] return status 0", r"\[H3\] return status 0"]),
     # In the machine's own namespaces (a container that allows no new
     # ones): rdma_cm still resolves the hosts' addresses through the engine.
     "no_device_view": (
