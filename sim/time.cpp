@@ -5,12 +5,24 @@
 
 namespace ibfab::sim {
 
+namespace {
+
+// The units a time is written in, largest first (ps below them all).
+struct Unit { int64_t scale; const char* name; };
+constexpr Unit kUnits[] = {{1'000'000'000'000, "s"}, {1'000'000'000, "ms"}, {1'000'000, "us"}, {1'000, "ns"}};
+
+}  // namespace
+
+std::string Time::exact_str() const {
+  if (v_ == 0) return "0";
+  for (const Unit& u : kUnits)
+    if (v_ % u.scale == 0) return std::to_string(v_ / u.scale) + u.name;
+  return std::to_string(v_) + "ps";
+}
+
 std::string Time::str() const {
-  struct Unit { int64_t scale; const char* name; };
-  static constexpr Unit units[] = {{1'000'000'000'000, "s"}, {1'000'000'000, "ms"},
-                                   {1'000'000, "us"},        {1'000, "ns"}};
   const int64_t mag = v_ < 0 ? -v_ : v_;
-  for (const Unit& u : units) {
+  for (const Unit& u : kUnits) {
     if (mag >= u.scale) {
       const int64_t milli = mag / (u.scale / 1000);  // value in 1/1000 of the unit
       char buf[48];

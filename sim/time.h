@@ -40,6 +40,9 @@ class Time {
   // "12.345us": the largest unit that keeps the integer part non-zero, with
   // exactly three decimals; exact (integer arithmetic), so traces are stable.
   std::string str() const;
+  // The shortest text parse_time reads back as this same time: the largest
+  // unit that writes it as an integer ("2s", "3500ms", "42ps"; "0").
+  std::string exact_str() const;
 
  private:
   constexpr explicit Time(int64_t v) : v_(v) {}

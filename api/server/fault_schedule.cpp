@@ -8,18 +8,6 @@ namespace ibfab::api {
 
 namespace {
 
-// `t` in the largest unit that writes it as an integer: "2s", "3500ms".
-std::string exact_time(sim::Time t) {
-  static constexpr struct {
-    int64_t ps;
-    const char* unit;
-  } kUnits[] = {{1'000'000'000'000, "s"}, {1'000'000'000, "ms"}, {1'000'000, "us"}, {1'000, "ns"}};
-  if (t.ps() == 0) return "0";
-  for (const auto& u : kUnits)
-    if (t.ps() % u.ps == 0) return std::to_string(t.ps() / u.ps) + u.unit;
-  return std::to_string(t.ps()) + "ps";
-}
-
 // "link-down L5[5]", "link-loss S1[3] 0.25".
 std::string action_text(const Fault& f) {
   std::string text = std::string(to_string(f.kind)) + " " + f.link.text;
@@ -42,9 +30,9 @@ const char* to_string(Fault::Kind kind) {
   return "?";
 }
 
-std::string fault_text(const Fault& f) { return exact_time(f.at) + " " + action_text(f); }
+std::string fault_text(const Fault& f) { return f.at.exact_str() + " " + action_text(f); }
 
-std::string fault_log_line(const Fault& f) { return "fault at " + exact_time(f.at) + ": " + action_text(f); }
+std::string fault_log_line(const Fault& f) { return "fault at " + f.at.exact_str() + ": " + action_text(f); }
 
 FaultSchedule::FaultSchedule(fabric::Fabric& fabric, std::vector<Fault> faults,
                              std::function<void(const std::string&)> log)

@@ -47,5 +47,19 @@ TEST(Time, ParseRejectsGarbage) {
   EXPECT_EQ(t, Time::ns(7)) << "a failed parse must not touch the output";
 }
 
+TEST(Time, ExactTextIsTheLargestWholeUnitAndReadsBackTheSame) {
+  EXPECT_EQ(Time::zero().exact_str(), "0");
+  EXPECT_EQ(Time::s(2).exact_str(), "2s");
+  EXPECT_EQ(Time::us(3500).exact_str(), "3500us");
+  EXPECT_EQ(Time::ms(3500).exact_str(), "3500ms");
+  EXPECT_EQ(Time::ns(1500).exact_str(), "1500ns");
+  EXPECT_EQ(Time::ps(42).exact_str(), "42ps");
+  for (const Time t : {Time::ps(1), Time::ns(999), Time::us(1'000'001), Time::ms(250), Time::s(86'400)}) {
+    Time back;
+    ASSERT_TRUE(parse_time(t.exact_str(), back)) << t.exact_str();
+    EXPECT_EQ(back, t) << t.exact_str();
+  }
+}
+
 }  // namespace
 }  // namespace ibfab::sim
