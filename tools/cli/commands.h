@@ -34,6 +34,8 @@ class Commands {
   // --ip and --mcast-route on `cmd` (topo show, serve), needing the option
   // `needs` when given, and what they ask for.
   void add_address_options(CLI::App* cmd, CLI::Option* needs = nullptr);
+  // --fault on `cmd` (serve, launch): faults_, one value per flag.
+  void add_fault_option(CLI::App* cmd);
   topo::AddressOptions address_options() const;
   int serve();
   int exec();

@@ -123,11 +123,7 @@ void Commands::add_launch(CLI::App& app) {
       "routing, and its link-down, link-up and link-loss actions as --fault (their times\n"
       "counted from when the fabric is ready); its other actions are not run");
   topology->excludes(scenario);
-  launch->add_option("--fault", faults_,
-                     "A link fault while the programs run, as `ibfab serve --fault` takes it: \"AT ACTION\n"
-                     "LINK [PROBABILITY]\", e.g. \"2s link-down L1[1]\" (AT counted from when the fabric is\n"
-                     "ready; repeatable)")
-      ->allow_extra_args(false);  // one value each time: `--` may follow
+  add_fault_option(launch);
   launch->add_option("--sm-node", sm_node_, "The host the built-in SM runs on (default: the first host)");
   launch->add_option("--routing", routing_, "The built-in SM's routing engine (minhop, updn, ftree)")
       ->capture_default_str()

@@ -84,15 +84,7 @@ void Commands::add_serve_exec(CLI::App& app) {
                     "more are refused with an error the program reports")
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
-  serve->add_option("--fault", faults_,
-                    "A timed fault on a link, \"AT ACTION LINK [PROBABILITY]\". AT: when, counted from\n"
-                    "`ready` on the engine's clock (at most 50 ms ahead of the wall clock), as scenarios write\n"
-                    "times (0, 250ns, 1.5ms, 2s). ACTION: link-down, link-up, or link-loss with the PROBABILITY\n"
-                    "of losing each packet, in [0, 1]. LINK: NODE[PORT] or NODE[PORT]-NODE[PORT]. E.g.\n"
-                    "\"2s link-down L1[1]\", \"3500ms link-up L1[1]\", \"1s link-loss S1[3] 0.25\". It applies as\n"
-                    "a scenario's action does (the switches send traps, the built-in SM sweeps and re-routes)\n"
-                    "and serve logs it on stderr. Repeatable; checked before serve listens")
-      ->type_name("\"AT ACTION LINK [P]\"");
+  add_fault_option(serve);
   serve->callback([this] { chosen_ = [this] { return this->serve(); }; });
 
   CLI::App* exec = app.add_subcommand(
@@ -119,6 +111,19 @@ void Commands::add_serve_exec(CLI::App& app) {
                  "/sys/class/infiniband, no IPoIB interface (libibverbs, librdmacm and libibumad still work)");
   exec->add_option("command", command_, "The program and its arguments (after --)")->required();
   exec->callback([this] { chosen_ = [this] { return this->exec(); }; });
+}
+
+void Commands::add_fault_option(CLI::App* cmd) {
+  cmd->add_option("--fault", faults_,
+                  "A timed fault on a link, \"AT ACTION LINK [PROBABILITY]\". AT: when, counted from\n"
+                  "`ready` on the engine's clock (at most 50 ms ahead of the wall clock), as scenarios write\n"
+                  "times (0, 250ns, 1.5ms, 2s). ACTION: link-down, link-up, or link-loss with the PROBABILITY\n"
+                  "of losing each packet, in [0, 1]. LINK: NODE[PORT] or NODE[PORT]-NODE[PORT]. E.g.\n"
+                  "\"2s link-down L1[1]\", \"3500ms link-up L1[1]\", \"1s link-loss S1[3] 0.25\". It applies as\n"
+                  "a scenario's action does (the switches send traps, the built-in SM sweeps and re-routes)\n"
+                  "and the fabric logs it on stderr. Repeatable; checked before anything starts")
+      ->type_name("\"AT ACTION LINK [P]\"")
+      ->allow_extra_args(false);  // one value per --fault: `--` or a positional may follow
 }
 
 int Commands::serve() {
